@@ -1,0 +1,1 @@
+"""repro-lint: find and fix the hidden randomness that makes PyTorch training runs irreproducible."""

@@ -1,0 +1,3 @@
+from repro_lint.cli import main
+
+main()

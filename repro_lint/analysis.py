@@ -1,0 +1,137 @@
+"""Analysing one Python file: parse once, run every enabled local rule and the facts collector in one
+traversal, and turn what they report into positioned findings and fixes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from repro_lint.config import Settings
+from repro_lint.context import BatchedVisitor, FileContext, NodeEdit, PendingFix, PendingReport
+from repro_lint.facts import FactsCollector, ModuleFacts
+from repro_lint.positions import Positions
+from repro_lint.rules.base import Edit, Finding, Fix, Rule
+from repro_lint.rules.syntax import SyntaxErrorRule
+from repro_lint.source import LineIndex, Position
+from repro_lint.suppression import Suppressions, python_suppressions
+
+
+@dataclass(frozen=True)
+class ModuleIdentity:
+    """Where a file sits in its project: its dotted module name and its path relative to the root."""
+
+    name: str
+    is_package: bool
+    relative_path: str
+
+    @classmethod
+    def from_relative_path(cls, relative_path: str) -> ModuleIdentity:
+        parts = relative_path.removesuffix(".py").split("/")
+        is_package = parts[-1] == "__init__"
+        if is_package:
+            parts = parts[:-1]
+        return cls(".".join(parts) or "__init__", is_package, relative_path)
+
+
+@dataclass
+class FileAnalysis:
+    display: str
+    text: str
+    findings: list[Finding]
+    facts: ModuleFacts | None
+    suppressions: Suppressions = field(default_factory=Suppressions)
+
+
+def parse(text: str) -> cst.Module:
+    return cst.parse_module(text)
+
+
+def parses(text: str) -> bool:
+    try:
+        parse(text)
+    except (cst.ParserSyntaxError, RecursionError):
+        return False
+    return True
+
+
+def syntax_error(display: str, text: str, message: str, line: int, column: int) -> FileAnalysis:
+    position = Position(line, column)
+    finding = Finding(SyntaxErrorRule.code, SyntaxErrorRule.name, message, display, position, position)
+    return FileAnalysis(display, text, [finding], None)
+
+
+def analyze(
+    text: str,
+    display: str,
+    identity: ModuleIdentity,
+    rules: Sequence[type[Rule]],
+    settings: Settings,
+) -> FileAnalysis:
+    try:
+        module = parse(text)
+    except cst.ParserSyntaxError as error:
+        return syntax_error(display, text, f"cannot parse: {error.message}", error.raw_line, error.raw_column)
+    except RecursionError:
+        return syntax_error(display, text, "cannot parse: the code is nested too deeply", 1, 0)
+
+    context = FileContext(module, identity.name, identity.is_package, settings)
+    active = [rule(context) for rule in rules if not rule.required_text or any(token in text for token in rule.required_text)]
+    collector = FactsCollector(context, identity.relative_path, identity.is_package)
+    module.visit(BatchedVisitor(context, [*active, collector]))
+
+    positions = Positions(module)
+    index = LineIndex(text)
+    findings = [_finding(report, display, positions, index) for report in context.reports]
+    facts = collector.facts(lambda node: positions.start(node).line)
+    return FileAnalysis(display, text, findings, facts, python_suppressions(text))
+
+
+def _finding(report: PendingReport, display: str, positions: Positions, index: LineIndex) -> Finding:
+    start, end = positions.range(report.node)
+    return Finding(
+        report.rule.code,
+        report.rule.name,
+        report.message,
+        display,
+        start,
+        end,
+        _fix(report.fix, positions, index) if report.fix is not None else None,
+    )
+
+
+def _fix(pending: PendingFix, positions: Positions, index: LineIndex) -> Fix:
+    return Fix(pending.applicability, pending.message, tuple(_edit(edit, positions, index) for edit in pending.edits))
+
+
+def _edit(edit: NodeEdit, positions: Positions, index: LineIndex) -> Edit:
+    start, end = positions.range(edit.node)
+    if edit.where == "line_before":
+        at = Position(start.line, 0)
+        return Edit(at, at, edit.content)
+    if edit.where == "line_after":
+        if end.line < index.line_count:
+            at = Position(end.line + 1, 0)
+            return Edit(at, at, edit.content)
+        at = index.position(len(index.text))
+        return Edit(at, at, "\n" + edit.content.removesuffix("\n"))
+    return _minimal_replacement(index, start, end, edit.content)
+
+
+def _minimal_replacement(index: LineIndex, start: Position, end: Position, content: str) -> Edit:
+    """Shrink a node replacement to the text that actually changes, so fixes of nested nodes rarely
+    overlap and the user's formatting around them is untouched."""
+    begin, finish = index.offset(start), index.offset(end)
+    old = index.text[begin:finish]
+    prefix = 0
+    while prefix < min(len(old), len(content)) and old[prefix] == content[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < min(len(old), len(content)) - prefix and old[-1 - suffix] == content[-1 - suffix]:
+        suffix += 1
+    return Edit(
+        index.position(begin + prefix),
+        index.position(finish - suffix),
+        content[prefix : len(content) - suffix],
+    )

@@ -1,0 +1,175 @@
+"""`[tool.repro-lint]` configuration: reading, validation with clear errors, and rule selection."""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+from repro_lint.rules import REGISTRY
+
+CONFIG_FILES = ("repro-lint.toml", "pyproject.toml")
+_VERSION = re.compile(r"^\d+(\.\d+){0,2}$")
+
+
+class ConfigError(Exception):
+    """The configuration or a command-line option is invalid; the message says which and why."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    select: tuple[str, ...] | None = None
+    extend_select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    exclude: tuple[str, ...] | None = None
+    extend_exclude: tuple[str, ...] = ()
+    seed_helpers: tuple[str, ...] = ()
+    entry_points: tuple[str, ...] = ()
+    target_torch_version: str | None = None
+    config_dir: Path | None = field(default=None, compare=False)
+
+    @property
+    def enabled_codes(self) -> frozenset[str]:
+        if self.select is None:
+            chosen = {code for code, rule in REGISTRY.items() if rule.default_enabled}
+        else:
+            chosen = set(expand_codes(self.select))
+        chosen |= expand_codes(self.extend_select)
+        chosen -= expand_codes(self.ignore)
+        return frozenset(chosen)
+
+    def ignored_for(self, relative_path: str) -> frozenset[str]:
+        """Codes that `per-file-ignores` turns off for a path relative to the config's folder."""
+        codes: set[str] = set()
+        name = relative_path.rsplit("/", 1)[-1]
+        for pattern, patterns_codes in self.per_file_ignores:
+            if fnmatch.fnmatch(relative_path, pattern) or fnmatch.fnmatch(name, pattern):
+                codes |= expand_codes(patterns_codes)
+        return frozenset(codes)
+
+    def with_overrides(
+        self, select: Iterable[str] | None, extend_select: Iterable[str], ignore: Iterable[str]
+    ) -> Settings:
+        """Command-line options: `--select` replaces the configured selection, the others add to it."""
+        for option, codes in (("--select", select or ()), ("--extend-select", extend_select), ("--ignore", ignore)):
+            check_codes(codes, option)
+        return replace(
+            self,
+            select=tuple(select) if select is not None else self.select,
+            extend_select=self.extend_select + tuple(extend_select),
+            ignore=self.ignore + tuple(ignore),
+        )
+
+
+def expand_codes(selectors: Iterable[str]) -> set[str]:
+    """Codes named by codes or prefixes (`REP2` is every REP2xx rule, `REP` every rule)."""
+    return {code for selector in selectors for code in REGISTRY if code.startswith(selector.upper())}
+
+
+def check_codes(selectors: Iterable[str], where: str) -> None:
+    for selector in selectors:
+        if not expand_codes([selector]):
+            raise ConfigError(f"unknown rule code or prefix {selector!r} in {where}; `repro-lint rules` lists them")
+
+
+def _string_list(table: Mapping[str, object], key: str, where: str) -> tuple[str, ...] | None:
+    if key not in table:
+        return None
+    value = table[key]
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ConfigError(f"{where}: `{key}` must be a list of strings")
+    return tuple(value)
+
+
+_LIST_KEYS = ("select", "extend-select", "ignore", "exclude", "extend-exclude", "seed-helpers", "entry-points")
+_KNOWN_KEYS = frozenset({*_LIST_KEYS, "per-file-ignores", "target-torch-version"})
+
+
+def settings_from_table(table: Mapping[str, object], where: str, config_dir: Path | None) -> Settings:
+    unknown = sorted(set(table) - _KNOWN_KEYS)
+    if unknown:
+        raise ConfigError(f"{where}: unknown key `{unknown[0]}` (known keys: {', '.join(sorted(_KNOWN_KEYS))})")
+    lists = {key: _string_list(table, key, where) for key in _LIST_KEYS}
+    for key in ("select", "extend-select", "ignore"):
+        check_codes(lists[key] or (), f"{where}: `{key}`")
+
+    per_file: list[tuple[str, tuple[str, ...]]] = []
+    raw_per_file = table.get("per-file-ignores", {})
+    if not isinstance(raw_per_file, dict):
+        raise ConfigError(f"{where}: `per-file-ignores` must be a table of glob = [codes]")
+    for pattern, codes in sorted(raw_per_file.items()):
+        listed = _string_list({pattern: codes}, pattern, f"{where}: `per-file-ignores`")
+        check_codes(listed or (), f"{where}: `per-file-ignores.{pattern}`")
+        per_file.append((pattern, listed or ()))
+
+    version = table.get("target-torch-version")
+    if version is not None and (not isinstance(version, str) or not _VERSION.match(version)):
+        raise ConfigError(f"{where}: `target-torch-version` must be a version string such as \"2.1\"")
+
+    return Settings(
+        select=lists["select"],
+        extend_select=lists["extend-select"] or (),
+        ignore=lists["ignore"] or (),
+        per_file_ignores=tuple(per_file),
+        exclude=lists["exclude"],
+        extend_exclude=lists["extend-exclude"] or (),
+        seed_helpers=lists["seed-helpers"] or (),
+        entry_points=lists["entry-points"] or (),
+        target_torch_version=version,
+        config_dir=config_dir,
+    )
+
+
+def load_config_file(path: Path) -> Settings:
+    try:
+        document = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise ConfigError(f"cannot read config file {path}: {error.strerror or error}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise ConfigError(f"{path}: invalid TOML: {error}") from None
+    if path.name == "pyproject.toml":
+        table = document.get("tool", {}).get("repro-lint", {})
+        where = f"{path}: [tool.repro-lint]"
+    else:
+        table = document
+        where = str(path)
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where} must be a table")
+    return settings_from_table(table, where, path.parent.resolve())
+
+
+def find_config_file(start: Path) -> Path | None:
+    """The nearest `repro-lint.toml`, or `pyproject.toml` with a `[tool.repro-lint]` table."""
+    folder = start.resolve()
+    if not folder.is_dir():
+        folder = folder.parent
+    for candidate_folder in (folder, *folder.parents):
+        for name in CONFIG_FILES:
+            candidate = candidate_folder / name
+            if not candidate.is_file():
+                continue
+            if name == "repro-lint.toml" or _has_tool_table(candidate):
+                return candidate
+    return None
+
+
+def _has_tool_table(pyproject: Path) -> bool:
+    try:
+        text = pyproject.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    return re.search(r"^\[tool\.repro-lint[\].]", text, re.MULTILINE) is not None
+
+
+def load_settings(config: Path | None, start: Path) -> Settings:
+    path = config if config is not None else find_config_file(start)
+    return load_config_file(path) if path is not None else Settings()

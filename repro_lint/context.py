@@ -1,0 +1,121 @@
+"""What a rule sees of the file it visits, and the one traversal that runs every rule at once."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Collection, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+import libcst as cst
+
+from repro_lint.names import NameResolver, ScopeNode
+from repro_lint.rules.base import Applicability
+
+if TYPE_CHECKING:
+    from repro_lint.config import Settings
+    from repro_lint.rules.base import Rule
+
+_SCOPE_TYPES = (cst.Module, cst.FunctionDef, cst.ClassDef, cst.Lambda)
+
+
+@dataclass(frozen=True)
+class NodeEdit:
+    """An edit anchored to a node, turned into text positions once positions are known.
+
+    `replace` swaps the node's text for `content`; `line_before` inserts `content` at the start of the
+    node's first line; `line_after` at the start of the line after the node's last line.
+    """
+
+    node: cst.CSTNode
+    content: str
+    where: Literal["replace", "line_before", "line_after"] = "replace"
+
+
+@dataclass(frozen=True)
+class PendingFix:
+    applicability: Applicability
+    message: str
+    edits: tuple[NodeEdit, ...]
+
+
+@dataclass(frozen=True)
+class PendingReport:
+    rule: Rule
+    node: cst.CSTNode
+    message: str
+    fix: PendingFix | None
+
+
+class FileContext:
+    """One file under analysis: its tree, names, the current scope, and the findings reported so far."""
+
+    def __init__(self, module: cst.Module, module_name: str, is_package: bool, settings: Settings) -> None:
+        self.module = module
+        self.module_name = module_name
+        self.package = module_name if is_package else module_name.rpartition(".")[0]
+        self.settings = settings
+        self.resolver = NameResolver(module, module_name, self.package)
+        self.scopes: list[ScopeNode] = []
+        self.ancestors: list[cst.CSTNode] = []
+        self.reports: list[PendingReport] = []
+
+    def qualified_names(self, node: cst.BaseExpression) -> frozenset[str]:
+        return self.resolver.resolve(node, self.scopes)
+
+    def matches(self, node: cst.BaseExpression, names: Collection[str]) -> str | None:
+        """The qualified name in `names` that `node` denotes, if any (the smallest, for determinism)."""
+        found = self.qualified_names(node) & set(names) if names else frozenset()
+        return min(found) if found else None
+
+    def callee(self, call: cst.Call, names: Collection[str], short_names: Collection[str]) -> str | None:
+        """The name in `names` that `call` calls. `short_names` (the last components of `names`) is a
+        cheap pre-check for attribute calls; a bare name may be an import alias (`tts`), so it is
+        always resolved."""
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value not in short_names:
+            return None
+        return self.matches(func, names)
+
+    def module_alias(self, module: str) -> str | None:
+        return self.resolver.binding_for_module(module, self.scopes)
+
+    def code_for(self, node: cst.CSTNode) -> str:
+        return self.module.code_for_node(node)
+
+    def report(self, rule: Rule, node: cst.CSTNode, message: str, fix: PendingFix | None) -> None:
+        self.reports.append(PendingReport(rule, node, message, fix))
+
+
+Handler = Callable[[cst.CSTNode], object]
+
+
+class BatchedVisitor(cst.CSTVisitor):
+    """Runs the `visit_<Node>`/`leave_<Node>` methods of many visitors in a single traversal,
+    keeping the context's scope and ancestor stacks current."""
+
+    def __init__(self, context: FileContext, visitors: Iterable[object]) -> None:
+        self.context = context
+        self._visit: dict[str, list[Handler]] = defaultdict(list)
+        self._leave: dict[str, list[Handler]] = defaultdict(list)
+        for visitor in visitors:
+            for attribute in dir(type(visitor)):
+                if attribute.startswith("visit_"):
+                    self._visit[attribute[6:]].append(getattr(visitor, attribute))
+                elif attribute.startswith("leave_"):
+                    self._leave[attribute[6:]].append(getattr(visitor, attribute))
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.context.ancestors.append(node)
+        if isinstance(node, _SCOPE_TYPES):
+            self.context.scopes.append(node)
+        for handler in self._visit.get(type(node).__name__, ()):
+            handler(node)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        for handler in self._leave.get(type(original_node).__name__, ()):
+            handler(original_node)
+        if isinstance(original_node, _SCOPE_TYPES):
+            self.context.scopes.pop()
+        self.context.ancestors.pop()

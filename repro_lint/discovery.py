@@ -1,0 +1,198 @@
+"""Which files to lint: walking folders, `.gitignore`, excludes, and each file's project root."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from repro_lint.config import Settings
+
+LINTED_SUFFIXES = (".py",)
+PROJECT_MARKERS = ("pyproject.toml", "setup.py", ".git")
+# Ruff's default excludes, plus our cache and notebook checkpoints.
+DEFAULT_EXCLUDE = (
+    ".bzr", ".direnv", ".eggs", ".git", ".git-rewrite", ".hg", ".ipynb_checkpoints", ".mypy_cache", ".nox",
+    ".pants.d", ".pytype", ".repro_lint_cache", ".ruff_cache", ".svn", ".tox", ".venv", "__pypackages__",
+    "_build", "buck-out", "build", "dist", "node_modules", "site-packages", "venv",
+)  # fmt: skip
+
+
+class MissingPath(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class SourcePath:
+    path: Path  # absolute
+    display: str  # as the user gave it, or relative to the current folder
+
+
+class _GitIgnore:
+    """One `.gitignore` file: patterns matched against paths relative to its folder."""
+
+    def __init__(self, folder: Path, lines: Sequence[str]) -> None:
+        self.folder = folder
+        self.rules: list[tuple[re.Pattern[str], bool, bool]] = []
+        for raw in lines:
+            line = raw.rstrip("\n").rstrip()
+            if not line or line.startswith("#"):
+                continue
+            negated = line.startswith("!")
+            line = line[1:] if negated else line
+            line = line.removeprefix("\\")
+            directory_only = line.endswith("/")
+            line = line.rstrip("/")
+            anchored = "/" in line
+            line = line.lstrip("/")
+            pattern = _glob_to_regex(line)
+            if not anchored:
+                pattern = f"(?:.*/)?{pattern}"
+            self.rules.append((re.compile(f"^{pattern}$"), negated, directory_only))
+
+    def verdict(self, relative: str, is_dir: bool) -> bool | None:
+        """True: ignored, False: re-included by a `!` pattern, None: not mentioned."""
+        result = None
+        for pattern, negated, directory_only in self.rules:
+            if directory_only and not is_dir:
+                continue
+            if pattern.match(relative):
+                result = not negated
+        return result
+
+
+def _glob_to_regex(glob: str) -> str:
+    out, index = [], 0
+    while index < len(glob):
+        char = glob[index]
+        if glob.startswith("**/", index):
+            out.append("(?:.*/)?")
+            index += 3
+            continue
+        if glob.startswith("/**", index) and index + 3 == len(glob):
+            out.append("/.*")
+            index += 3
+            continue
+        if glob.startswith("**", index):
+            out.append(".*")
+            index += 2
+            continue
+        if char == "*":
+            out.append("[^/]*")
+        elif char == "?":
+            out.append("[^/]")
+        elif char == "[":
+            close = glob.find("]", index + 1)
+            if close == -1:
+                out.append(re.escape(char))
+            else:
+                body = glob[index + 1 : close].replace("\\", "\\\\")
+                out.append("[" + ("^" + body[1:] if body.startswith("!") else body) + "]")
+                index = close
+        else:
+            out.append(re.escape(char))
+        index += 1
+    return "".join(out)
+
+
+def _read_gitignore(folder: Path) -> _GitIgnore | None:
+    try:
+        lines = (folder / ".gitignore").read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    return _GitIgnore(folder, lines)
+
+
+def _ignored(path: Path, is_dir: bool, ignores: Sequence[_GitIgnore]) -> bool:
+    result = False
+    for ignore in ignores:
+        verdict = ignore.verdict(path.relative_to(ignore.folder).as_posix(), is_dir)
+        if verdict is not None:
+            result = verdict
+    return result
+
+
+class Excluder:
+    def __init__(self, settings: Settings) -> None:
+        base = settings.exclude if settings.exclude is not None else DEFAULT_EXCLUDE
+        self.patterns = (*base, *settings.extend_exclude)
+        self.root = settings.config_dir or Path.cwd().resolve()
+
+    def excluded(self, path: Path) -> bool:
+        try:
+            relative = path.relative_to(self.root).as_posix()
+        except ValueError:
+            relative = path.as_posix()
+        return any(
+            fnmatch.fnmatch(path.name, pattern) or fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(relative, pattern.rstrip("/") + "/*")
+            for pattern in self.patterns
+        )
+
+
+def display_path(path: Path) -> str:
+    try:
+        return path.relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def walk(folder: Path, excluder: Excluder, ignores: tuple[_GitIgnore, ...] = ()) -> Iterator[Path]:
+    """Lintable files under `folder`, sorted, honouring `.gitignore` files and excludes."""
+    own = _read_gitignore(folder)
+    if own is not None:
+        ignores = (*ignores, own)
+    try:
+        entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
+    except OSError:
+        return
+    for entry in entries:
+        path = Path(entry.path)
+        is_dir = entry.is_dir(follow_symlinks=False)
+        if excluder.excluded(path) or _ignored(path, is_dir, ignores):
+            continue
+        if is_dir:
+            yield from walk(path, excluder, ignores)
+        elif entry.is_file() and path.suffix in LINTED_SUFFIXES:
+            yield path
+
+
+def _inherited_ignores(folder: Path) -> tuple[_GitIgnore, ...]:
+    """`.gitignore` files of the folders above `folder`, up to its project root."""
+    root = project_root(folder)
+    if root is None:
+        return ()
+    chain = [parent for parent in (folder.parent, *folder.parent.parents) if parent == root or root in parent.parents]
+    return tuple(ignore for parent in reversed(chain) if (ignore := _read_gitignore(parent)) is not None)
+
+
+def discover(paths: Sequence[Path], settings: Settings) -> list[SourcePath]:
+    excluder = Excluder(settings)
+    found: dict[Path, SourcePath] = {}
+    for given in paths:
+        if not given.exists():
+            raise MissingPath(f"{given}: no such file or folder")
+        absolute = given.resolve()
+        if absolute.is_dir():
+            for path in walk(absolute, excluder, _inherited_ignores(absolute)):
+                found.setdefault(path, SourcePath(path, display_path(path)))
+        else:
+            # Explicit files are linted even when excluded: pre-commit passes file names.
+            found.setdefault(absolute, SourcePath(absolute, given.as_posix() if not given.is_absolute() else display_path(absolute)))
+    return sorted(found.values(), key=lambda source: source.display)
+
+
+@lru_cache(maxsize=4096)
+def project_root(folder: Path) -> Path | None:
+    """The nearest folder holding pyproject.toml, setup.py or .git; None outside any project."""
+    for candidate in (folder, *folder.parents):
+        if any((candidate / marker).exists() for marker in PROJECT_MARKERS):
+            return candidate
+    return None
+
+
+def project_files(root: Path, settings: Settings) -> list[Path]:
+    return list(walk(root, Excluder(settings)))

@@ -1,0 +1,118 @@
+"""Reading call arguments and building the small CST edits fixes are made of."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from repro_lint.context import FileContext, NodeEdit
+
+
+def keyword(call: cst.Call, name: str) -> cst.Arg | None:
+    return next((arg for arg in call.args if arg.keyword is not None and arg.keyword.value == name), None)
+
+
+def has_star_args(call: cst.Call) -> bool:
+    """`*args` or `**kwargs` may carry any argument, so a rule cannot know one is missing."""
+    return any(arg.star for arg in call.args)
+
+
+def argument(call: cst.Call, name: str, position: int | None = None) -> cst.Arg | None:
+    """The argument bound to parameter `name`, given by keyword or at `position` (0-based)."""
+    found = keyword(call, name)
+    if found is not None or position is None:
+        return found
+    positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
+    return positional[position] if position < len(positional) else None
+
+
+def literal(node: cst.BaseExpression) -> object:
+    """The value of a literal True/False/None, number or string; `...` (Ellipsis) when not a literal."""
+    if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
+        return {"True": True, "False": False, "None": None}[node.value]
+    if isinstance(node, cst.Integer):
+        return int(node.value.replace("_", ""), 0)
+    if isinstance(node, cst.SimpleString):
+        return node.evaluated_value
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) and isinstance(node.expression, cst.Integer):
+        return -int(node.expression.value.replace("_", ""), 0)
+    return ...
+
+
+def is_literally_false(node: cst.BaseExpression) -> bool:
+    value = literal(node)
+    return value is not ... and not value
+
+
+def is_literally_true(node: cst.BaseExpression) -> bool:
+    value = literal(node)
+    return value is not ... and bool(value)
+
+
+def with_keyword(call: cst.Call, name: str, value: str) -> cst.Call:
+    """`call` with `name=value` appended, following the call's own layout: one line stays one line,
+    and a call with one argument per line and a trailing comma gets a new line in the same style."""
+    new_arg = cst.Arg(
+        keyword=cst.Name(name),
+        value=cst.parse_expression(value),
+        equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")),
+    )
+    args = list(call.args)
+    if not args:
+        return call.with_changes(args=[new_arg])
+    last = args[-1]
+    if isinstance(last.comma, cst.Comma):
+        # Trailing comma: the new argument goes after it, on its own line when the others are.
+        separator = args[-2].comma.whitespace_after if len(args) > 1 and isinstance(args[-2].comma, cst.Comma) else call.whitespace_before_args
+        args[-1] = last.with_changes(comma=last.comma.with_changes(whitespace_after=separator))
+        new_arg = new_arg.with_changes(comma=cst.Comma(whitespace_after=last.comma.whitespace_after))
+    else:
+        args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+    return call.with_changes(args=[*args, new_arg])
+
+
+def without_argument(call: cst.Call, removed: cst.Arg) -> cst.Call:
+    """`call` without one argument; the comma that separated it goes with it."""
+    args = list(call.args)
+    position = args.index(removed)
+    del args[position]
+    if args and position == len(args):
+        # The removed argument was last: the new last one takes over its trailing comma (or none).
+        args[-1] = args[-1].with_changes(comma=removed.comma)
+    return call.with_changes(args=args)
+
+
+def replace_node(node: cst.CSTNode, replacement: cst.CSTNode, context: FileContext) -> NodeEdit:
+    return NodeEdit(node, context.code_for(replacement))
+
+
+def import_statement_edit(context: FileContext, module: str) -> tuple[str, NodeEdit | None]:
+    """How code inserted here can name `module`, and the `import` to add when nothing binds it yet.
+
+    The import goes after the module's last top-level import (or its docstring and `__future__`
+    imports), where a reader expects it."""
+    alias = context.module_alias(module)
+    if alias is not None:
+        return alias, None
+    body = context.module.body
+    imports = [statement for statement in body if _is_import_line(statement)]
+    line = f"import {module}{context.module.default_newline}"
+    if imports:
+        return module, NodeEdit(imports[-1], line, "line_after")
+    if _is_docstring(body[0]):
+        return module, NodeEdit(body[0], line, "line_after")
+    return module, NodeEdit(body[0], line, "line_before")
+
+
+def _is_import_line(statement: cst.CSTNode) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and all(
+        isinstance(small, (cst.Import, cst.ImportFrom)) for small in statement.body
+    )
+
+
+def _is_docstring(statement: cst.CSTNode) -> bool:
+    return (
+        isinstance(statement, cst.SimpleStatementLine)
+        and len(statement.body) == 1
+        and isinstance(statement.body[0], cst.Expr)
+        and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )

@@ -1,0 +1,1 @@
+"""Rendering findings for people and for machines."""

@@ -1,0 +1,42 @@
+"""The JSON array of interfaces.md: one object per finding."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from repro_lint.pages import page_url
+from repro_lint.rules.base import Edit, Finding
+
+
+def _edit(edit: Edit) -> dict[str, object]:
+    return {
+        "content": edit.content,
+        "line": edit.start.line,
+        "column": edit.start.column + 1,
+        "end_line": edit.end.line,
+        "end_column": edit.end.column + 1,
+    }
+
+
+def finding_object(finding: Finding) -> dict[str, object]:
+    fix = finding.fix
+    return {
+        "code": finding.code,
+        "name": finding.name,
+        "message": finding.message,
+        "path": finding.path,
+        "line": finding.start.line,
+        "column": finding.start.column + 1,
+        "end_line": finding.end.line,
+        "end_column": finding.end.column + 1,
+        "cell": None,
+        "fix": None
+        if fix is None
+        else {"applicability": fix.applicability.value, "message": fix.message, "edits": [_edit(edit) for edit in fix.edits]},
+        "url": page_url(finding.code),
+    }
+
+
+def render(findings: Sequence[Finding]) -> str:
+    return json.dumps([finding_object(finding) for finding in findings], indent=2)

@@ -1,0 +1,42 @@
+"""flake8's one-line-per-finding shape, with a Ruff-style summary."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from repro_lint.rules.base import Applicability, Finding
+
+
+def finding_line(finding: Finding) -> str:
+    return f"{finding.path}:{finding.start.line}:{finding.start.column + 1}: {finding.code} {finding.message}"
+
+
+def _plural(count: int) -> str:
+    return f"{count} finding" if count == 1 else f"{count} findings"
+
+
+def summary(findings: Sequence[Finding], fixed: int | None, unsafe_fixes: bool) -> str:
+    if fixed is not None:
+        if not findings:
+            return f"Found {_plural(fixed)} ({fixed} fixed, 0 remaining)." if fixed else "All checks passed!"
+        return f"Found {_plural(fixed + len(findings))} ({fixed} fixed, {len(findings)} remaining)."
+    if not findings:
+        return "All checks passed!"
+    safe = sum(1 for finding in findings if finding.fix and finding.fix.applicability is Applicability.SAFE)
+    unsafe = sum(1 for finding in findings if finding.fix and finding.fix.applicability is Applicability.UNSAFE)
+    if unsafe_fixes:
+        safe, unsafe = safe + unsafe, 0
+    hints = []
+    if safe:
+        hints.append(f"{safe} fixable with --fix" + (" --unsafe-fixes" if unsafe_fixes else ""))
+    if unsafe:
+        hints.append(f"{unsafe} more with --fix --unsafe-fixes")
+    return f"Found {_plural(len(findings))}" + (f" ({', '.join(hints)})." if hints else ".")
+
+
+def statistics(findings: Sequence[Finding]) -> list[str]:
+    counts = Counter((finding.code, finding.name) for finding in findings)
+    rows = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    width = max((len(str(count)) for _, count in rows), default=1)
+    return [f"{count:>{width}}\t{code}\t{name}" for (code, name), count in rows]

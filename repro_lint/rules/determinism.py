@@ -1,0 +1,113 @@
+"""REP3xx: settings that decide whether GPU kernels are deterministic."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from repro_lint.context import NodeEdit, PendingFix
+from repro_lint.edits import argument, is_literally_false, keyword, literal, replace_node, without_argument
+from repro_lint.rules.base import Applicability, FixAvailability, Rule, register
+
+LIGHTNING_TRAINERS = frozenset({
+    "lightning.Trainer",
+    "lightning.pytorch.Trainer",
+    "lightning.pytorch.trainer.Trainer",
+    "lightning.pytorch.trainer.trainer.Trainer",
+    "pytorch_lightning.Trainer",
+    "pytorch_lightning.trainer.Trainer",
+    "pytorch_lightning.trainer.trainer.Trainer",
+})  # fmt: skip
+_WARN_CAPABLE = LIGHTNING_TRAINERS | {"torch.use_deterministic_algorithms", "torch.set_deterministic_debug_mode"}
+_WARN_CAPABLE_SHORT = frozenset(name.rpartition(".")[2] for name in _WARN_CAPABLE)
+
+
+@register
+class CudnnBenchmarkEnabled(Rule):
+    """`torch.backends.cudnn.benchmark` set to anything but False: cuDNN then times several
+    convolution algorithms and keeps the fastest, which can differ between runs and machines."""
+
+    code = "REP301"
+    name = "cudnn-benchmark-enabled"
+    fix_availability = FixAvailability.ALWAYS
+    required_text = ("benchmark",)
+    training_only = True
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            setting = target.target
+            if not (isinstance(setting, cst.Attribute) and setting.attr.value == "benchmark"):
+                continue
+            if not self.context.matches(setting, {"torch.backends.cudnn.benchmark"}) or is_literally_false(node.value):
+                continue
+            value = self.context.code_for(node.value)
+            why = "enabled" if literal(node.value) is not ... else f"set to `{value}`, which may be true"
+            self.report(
+                node,
+                f"`cudnn.benchmark` is {why}: cuDNN picks convolution kernels by timing them, so results can "
+                "change between runs; set it to `False`",
+                PendingFix(Applicability.UNSAFE, "Set `cudnn.benchmark = False`", (NodeEdit(node.value, "False"),)),
+            )
+
+
+@register
+class DeterministicWarnOnly(Rule):
+    """Determinism requested in its warn-only form: nondeterministic ops still run, with a warning."""
+
+    code = "REP303"
+    name = "deterministic-warn-only"
+    fix_availability = FixAvailability.ALWAYS
+    required_text = ("warn", "set_deterministic_debug_mode")
+
+    def visit_Call(self, node: cst.Call) -> None:
+        callee = self.context.callee(node, _WARN_CAPABLE, _WARN_CAPABLE_SHORT)
+        if callee == "torch.use_deterministic_algorithms":
+            self._use_deterministic_algorithms(node)
+        elif callee == "torch.set_deterministic_debug_mode":
+            self._debug_mode(node)
+        elif callee in LIGHTNING_TRAINERS:
+            self._lightning_trainer(node)
+
+    def _use_deterministic_algorithms(self, node: cst.Call) -> None:
+        warn_only = keyword(node, "warn_only")
+        mode = argument(node, "mode", 0)
+        if warn_only is None or literal(warn_only.value) is not True or (mode is not None and is_literally_false(mode.value)):
+            return
+        self.report(
+            node,
+            "`use_deterministic_algorithms(True, warn_only=True)` only warns: nondeterministic kernels (flash "
+            "attention backward, index_put with accumulate) still run; drop `warn_only=True`",
+            PendingFix(
+                Applicability.UNSAFE,
+                "Remove `warn_only=True`",
+                (replace_node(node, without_argument(node, warn_only), self.context),),
+            ),
+        )
+
+    def _debug_mode(self, node: cst.Call) -> None:
+        mode = argument(node, "debug_mode", 0)
+        if mode is None or literal(mode.value) not in ("warn", 1):
+            return
+        strict = _same_kind_literal(mode.value, "error", 2)
+        self.report(
+            node,
+            f"`set_deterministic_debug_mode({self.context.code_for(mode.value)})` only warns: nondeterministic kernels "
+            f"still run; use `{strict}`",
+            PendingFix(Applicability.UNSAFE, f"Use `{strict}`", (NodeEdit(mode.value, strict),)),
+        )
+
+    def _lightning_trainer(self, node: cst.Call) -> None:
+        deterministic = keyword(node, "deterministic")
+        if deterministic is None or literal(deterministic.value) != "warn":
+            return
+        self.report(
+            node,
+            '`Trainer(deterministic="warn")` only warns: nondeterministic kernels still run; use `deterministic=True`',
+            PendingFix(Applicability.UNSAFE, "Use `deterministic=True`", (NodeEdit(deterministic.value, "True"),)),
+        )
+
+
+def _same_kind_literal(node: cst.BaseExpression, text: str, number: int) -> str:
+    """The strict mode written as the user wrote the lenient one: a string in their quotes, or a number."""
+    if isinstance(node, cst.SimpleString):
+        return f"{node.prefix}{node.quote}{text}{node.quote}"
+    return str(number)

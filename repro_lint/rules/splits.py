@@ -1,0 +1,97 @@
+"""REP2xx: splits and shuffles that draw from a global RNG instead of a stream of their own."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from repro_lint.context import NodeEdit, PendingFix
+from repro_lint.edits import argument, has_star_args, import_statement_edit, literal, replace_node, with_keyword
+from repro_lint.knowledge import load
+from repro_lint.rules.base import Applicability, FixAvailability, Rule, register
+from repro_lint.seed_values import SeedValues
+
+RANDOM_SPLIT = frozenset({"torch.utils.data.random_split", "torch.utils.data.dataset.random_split"})
+
+
+@register
+class RandomSplitMissingGenerator(Rule):
+    """`random_split` without `generator=` draws from torch's global RNG, so the split changes whenever
+    anything before it (model initialisation, another split) consumes a different number of values."""
+
+    code = "REP203"
+    name = "random-split-missing-generator"
+    fix_availability = FixAvailability.ALWAYS
+    required_text = ("random_split",)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.context.callee(node, RANDOM_SPLIT, ("random_split",)) is None:
+            return
+        if has_star_args(node) or argument(node, "generator", 2) is not None:
+            return
+        torch, import_edit = import_statement_edit(self.context, "torch")
+        generator = f"{torch}.Generator().manual_seed({SeedValues(self.context).expression()})"
+        edits = [replace_node(node, with_keyword(node, "generator", generator), self.context)]
+        if import_edit is not None:
+            edits.append(import_edit)
+        self.report(
+            node,
+            "`random_split` without `generator`: the split draws from torch's global RNG and changes whenever "
+            "earlier code draws a different amount; pass `generator=torch.Generator().manual_seed(seed)`",
+            PendingFix(Applicability.SAFE, f"Add `generator={generator}`", tuple(edits)),
+        )
+
+
+def _splitters() -> dict[str, dict[str, object]]:
+    data = load("sklearn_splitters.json")
+    table = {f"{module}.{name}": entry for name, entry in data["entries"].items() for module in data["modules"]}
+    table.update(data["utilities"])
+    return table
+
+
+SPLITTERS = _splitters()
+_SHORT_NAMES = frozenset(name.rpartition(".")[2] for name in SPLITTERS)
+
+
+@register
+class SklearnMissingRandomState(Rule):
+    """A scikit-learn split or shuffle without `random_state` draws from numpy's global RNG: it changes
+    whenever other code draws from numpy first, and a global `np.random.seed` does not isolate it."""
+
+    code = "REP204"
+    name = "sklearn-missing-random-state"
+    fix_availability = FixAvailability.ALWAYS
+    required_text = tuple(sorted(_SHORT_NAMES))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        qualified = self.context.callee(node, SPLITTERS, _SHORT_NAMES)
+        if qualified is None or has_star_args(node):
+            return
+        short = qualified.rpartition(".")[2]
+        entry = SPLITTERS[qualified]
+        if not self._shuffles(node, entry):
+            return
+        random_state = argument(node, "random_state", entry["random_state_position"])
+        if random_state is not None and literal(random_state.value) is not None:
+            return
+        seed = SeedValues(self.context).expression()
+        if random_state is None:
+            edit = replace_node(node, with_keyword(node, "random_state", seed), self.context)
+            problem = "without `random_state`"
+        else:
+            edit = NodeEdit(random_state.value, seed)
+            problem = "with `random_state=None`"
+        self.report(
+            node,
+            f"`{short}` {problem}: it draws from numpy's global RNG, so the split changes whenever other code "
+            f"draws from it first; pass `random_state={seed}`",
+            PendingFix(Applicability.SAFE, f"Pass `random_state={seed}`", (edit,)),
+        )
+
+    @staticmethod
+    def _shuffles(node: cst.Call, entry: dict[str, object]) -> bool:
+        if entry["shuffles"] == "always":
+            return True
+        shuffle = argument(node, "shuffle", entry["shuffle_position"])  # type: ignore[arg-type]
+        if entry["shuffles"] == "unless-shuffle-false":
+            return shuffle is None or literal(shuffle.value) is True
+        return shuffle is not None and literal(shuffle.value) is True

@@ -1,0 +1,72 @@
+"""Reading source files as text, and converting between (line, column) positions and offsets."""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+from pathlib import Path
+
+
+class UnreadableSource(Exception):
+    """The file is not text repro-lint can lint: binary, not UTF-8, or unreadable."""
+
+
+@dataclass(frozen=True, order=True)
+class Position:
+    """A place in a text: 1-based line, 0-based column counted in characters (as LibCST does)."""
+
+    line: int
+    column: int
+
+
+def decode(data: bytes) -> str:
+    """Decode a file's bytes as UTF-8 text, or explain why it is not lintable text."""
+    if b"\x00" in data:
+        raise UnreadableSource("file is binary (it contains NUL bytes)")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise UnreadableSource(
+            f"file is not valid UTF-8 (byte 0x{data[error.start]:02x} on line {line}); "
+            "repro-lint reads sources as UTF-8"
+        ) from None
+    # A BOM is not part of the code; LibCST and the positions we report ignore it.
+    return text.removeprefix("\ufeff")
+
+
+def read_text(path: Path) -> str:
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise UnreadableSource(f"cannot read file: {error.strerror or error}") from None
+    return decode(data)
+
+
+class LineIndex:
+    """Maps positions to string offsets for one text. Only '\\n' ends a line, as in Python's tokenizer."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._starts = [0]
+        start = text.find("\n")
+        while start != -1:
+            self._starts.append(start + 1)
+            start = text.find("\n", start + 1)
+
+    @property
+    def line_count(self) -> int:
+        return len(self._starts)
+
+    def offset(self, position: Position) -> int:
+        line = min(max(position.line, 1), len(self._starts))
+        return min(self._starts[line - 1] + position.column, len(self.text))
+
+    def position(self, offset: int) -> Position:
+        line = bisect.bisect_right(self._starts, offset)
+        return Position(line, offset - self._starts[line - 1])
+
+    def line_text(self, line: int) -> str:
+        start = self._starts[line - 1]
+        end = self._starts[line] - 1 if line < len(self._starts) else len(self.text)
+        return self.text[start:end].rstrip("\r")
