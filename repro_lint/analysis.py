@@ -62,6 +62,18 @@ def syntax_error(display: str, text: str, message: str, line: int, column: int) 
     return FileAnalysis(display, text, [finding], None)
 
 
+def _parse_failure(text: str, error: cst.ParserSyntaxError) -> tuple[str, int, int]:
+    """Message and position for a file LibCST cannot parse. CPython's compiler names the problem and
+    its place more precisely, so its words are used when it rejects the code too."""
+    try:
+        compile(text, "<linted>", "exec", dont_inherit=True)
+    except SyntaxError as python_error:
+        return f"cannot parse: {python_error.msg}", python_error.lineno or 1, max((python_error.offset or 1) - 1, 0)
+    except ValueError:
+        pass
+    return f"cannot parse: {error.message}", error.raw_line, error.raw_column
+
+
 def analyze(
     text: str,
     display: str,
@@ -72,7 +84,7 @@ def analyze(
     try:
         module = parse(text)
     except cst.ParserSyntaxError as error:
-        return syntax_error(display, text, f"cannot parse: {error.message}", error.raw_line, error.raw_column)
+        return syntax_error(display, text, *_parse_failure(text, error))
     except RecursionError:
         return syntax_error(display, text, "cannot parse: the code is nested too deeply", 1, 0)
 
@@ -120,18 +132,33 @@ def _edit(edit: NodeEdit, positions: Positions, index: LineIndex) -> Edit:
 
 
 def _minimal_replacement(index: LineIndex, start: Position, end: Position, content: str) -> Edit:
-    """Shrink a node replacement to the text that actually changes, so fixes of nested nodes rarely
+    """Shrink a node replacement to the words that actually change, so fixes of nested nodes rarely
     overlap and the user's formatting around them is untouched."""
     begin, finish = index.offset(start), index.offset(end)
     old = index.text[begin:finish]
+    limit = min(len(old), len(content))
     prefix = 0
-    while prefix < min(len(old), len(content)) and old[prefix] == content[prefix]:
+    while prefix < limit and old[prefix] == content[prefix]:
         prefix += 1
+    while prefix and _inside_word(old, content, prefix):
+        prefix -= 1
     suffix = 0
-    while suffix < min(len(old), len(content)) - prefix and old[-1 - suffix] == content[-1 - suffix]:
+    while suffix < limit - prefix and old[-1 - suffix] == content[-1 - suffix]:
         suffix += 1
+    while suffix and _inside_word(old, content, len(old) - suffix, len(content) - suffix):
+        suffix -= 1
     return Edit(
         index.position(begin + prefix),
         index.position(finish - suffix),
         content[prefix : len(content) - suffix],
     )
+
+
+def _inside_word(old: str, new: str, cut: int, new_cut: int | None = None) -> bool:
+    """Whether cutting `old` at `cut` (and `new` at `new_cut`) would split an identifier or number."""
+    new_cut = cut if new_cut is None else new_cut
+
+    def word(text: str, at: int) -> bool:
+        return 0 <= at < len(text) and (text[at].isalnum() or text[at] == "_")
+
+    return word(old, cut - 1) and (word(old, cut) or word(new, new_cut))

@@ -61,10 +61,17 @@ def with_keyword(call: cst.Call, name: str, value: str) -> cst.Call:
         return call.with_changes(args=[new_arg])
     last = args[-1]
     if isinstance(last.comma, cst.Comma):
-        # Trailing comma: the new argument goes after it, on its own line when the others are.
+        # Trailing comma: the new argument goes after it, indented like the others; a comment after
+        # the old last argument stays on its line.
+        closing = last.comma.whitespace_after
         separator = args[-2].comma.whitespace_after if len(args) > 1 and isinstance(args[-2].comma, cst.Comma) else call.whitespace_before_args
-        args[-1] = last.with_changes(comma=last.comma.with_changes(whitespace_after=separator))
-        new_arg = new_arg.with_changes(comma=cst.Comma(whitespace_after=last.comma.whitespace_after))
+        if isinstance(closing, cst.ParenthesizedWhitespace) and isinstance(separator, cst.ParenthesizedWhitespace):
+            after_last = closing.with_changes(indent=separator.indent, last_line=separator.last_line)
+            closing = closing.with_changes(first_line=cst.TrailingWhitespace(), empty_lines=[])
+        else:
+            after_last = separator
+        args[-1] = last.with_changes(comma=last.comma.with_changes(whitespace_after=after_last))
+        new_arg = new_arg.with_changes(comma=cst.Comma(whitespace_after=closing))
     else:
         args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
     return call.with_changes(args=[*args, new_arg])

@@ -1,0 +1,46 @@
+"""Helpers shared by the rule tests: lint a snippet, and check a fix three ways."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from repro_lint.api import fix_source, lint_source
+from repro_lint.config import Settings
+from repro_lint.rules.base import Finding
+
+
+def lint(code: str, select: str | None = None, **settings: object) -> list[Finding]:
+    chosen = Settings(select=(select,) if select else None, **settings)  # type: ignore[arg-type]
+    return lint_source(textwrap.dedent(code), "train.py", chosen)
+
+
+def codes(code: str, select: str | None = None) -> list[str]:
+    return [finding.code for finding in lint(code, select)]
+
+
+def assert_fix(code: str, expected: str, rule: str, unsafe: bool = False) -> None:
+    """The fix gives `expected`; fixing again changes nothing; re-linting no longer raises `rule`."""
+    source, wanted = textwrap.dedent(code), textwrap.dedent(expected)
+    settings = Settings(select=(rule,))
+    assert rule in [finding.code for finding in lint_source(source, "train.py", settings)]
+    fixed = fix_source(source, "train.py", settings, unsafe=unsafe)
+    assert fixed == wanted
+    assert fix_source(fixed, "train.py", settings, unsafe=unsafe) == fixed
+    assert rule not in [finding.code for finding in lint_source(fixed, "train.py", settings)]
+
+
+@pytest.fixture
+def project(tmp_path):
+    """Write files into a temporary project (it has a pyproject.toml) and return its root."""
+
+    def write(files: dict[str, str], pyproject: str = "") -> object:
+        (tmp_path / "pyproject.toml").write_text(pyproject, encoding="utf-8")
+        for name, text in files.items():
+            path = tmp_path / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(textwrap.dedent(text), encoding="utf-8")
+        return tmp_path
+
+    return write

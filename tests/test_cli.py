@@ -1,0 +1,180 @@
+"""The command line as users run it: output shapes, exit codes, fixes and bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from repro_lint.cli import main
+
+BAD = textwrap.dedent(
+    """\
+    import torch
+    import torch.backends.cudnn as cudnn
+    from torch.utils.data import random_split
+
+    cudnn.benchmark = True  # speed
+
+    def main():
+        train, val = random_split(ds, [0.9, 0.1])
+        loss.backward()
+
+    if __name__ == "__main__":
+        main()
+    """
+)
+
+
+def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "repro_lint", *args], cwd=cwd, capture_output=True, text=True, env={**os.environ, "NO_COLOR": "1"}
+    )
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    (tmp_path / "train.py").write_text(BAD)
+    return tmp_path
+
+
+def test_text_output_and_exit_code(repo):
+    result = run("check", ".", cwd=repo)
+    assert result.returncode == 1
+    assert result.stdout.splitlines() == [
+        "train.py:5:1: REP301 `cudnn.benchmark` is enabled: cuDNN picks convolution kernels by timing them, "
+        "so results can change between runs; set it to `False`",
+        "train.py:8:18: REP203 `random_split` without `generator`: the split draws from torch's global RNG and "
+        "changes whenever earlier code draws a different amount; pass `generator=torch.Generator().manual_seed(seed)`",
+        "Found 2 findings (1 fixable with --fix, 1 more with --fix --unsafe-fixes).",
+    ]
+
+
+def test_json_schema(repo):
+    result = run("check", "--output-format", "json", "train.py", cwd=repo)
+    assert result.returncode == 1
+    findings = json.loads(result.stdout)
+    assert [finding["code"] for finding in findings] == ["REP301", "REP203"]
+    first = findings[0]
+    assert set(first) == {"code", "name", "message", "path", "line", "column", "end_line", "end_column", "cell", "fix", "url"}
+    assert (first["path"], first["line"], first["column"], first["end_line"], first["end_column"]) == ("train.py", 5, 1, 5, 23)
+    assert first["name"] == "cudnn-benchmark-enabled" and first["cell"] is None and first["url"] == "rules/REP301.md"
+    assert first["fix"] == {
+        "applicability": "unsafe",
+        "message": "Set `cudnn.benchmark = False`",
+        "edits": [{"content": "False", "line": 5, "column": 19, "end_line": 5, "end_column": 23}],
+    }
+    assert findings[1]["fix"]["applicability"] == "safe"
+
+
+def test_fix_then_unsafe_fix_then_nothing_left(repo):
+    safe = run("check", "--fix", ".", cwd=repo)
+    assert safe.returncode == 1
+    assert "generator=torch.Generator().manual_seed(0)" in (repo / "train.py").read_text()
+    assert "cudnn.benchmark = True  # speed" in (repo / "train.py").read_text()
+    unsafe = run("check", "--fix", "--unsafe-fixes", ".", cwd=repo)
+    assert unsafe.returncode == 0, unsafe.stdout
+    assert "cudnn.benchmark = False  # speed" in (repo / "train.py").read_text()
+    before = (repo / "train.py").read_text()
+    again = run("check", "--fix", "--unsafe-fixes", ".", cwd=repo)
+    assert again.returncode == 0 and (repo / "train.py").read_text() == before
+    assert "All checks passed!" in again.stdout
+
+
+def test_diff_changes_nothing(repo):
+    result = run("check", "--diff", "--unsafe-fixes", ".", cwd=repo)
+    assert result.returncode == 1
+    assert "-cudnn.benchmark = True  # speed\n+cudnn.benchmark = False  # speed" in result.stdout
+    assert result.stdout.startswith("--- a/train.py\n+++ b/train.py\n")
+    assert (repo / "train.py").read_text() == BAD
+
+
+def test_exit_zero_statistics_and_quiet(repo):
+    assert run("check", "--exit-zero", ".", cwd=repo).returncode == 0
+    stats = run("check", "--statistics", ".", cwd=repo)
+    assert stats.stdout.splitlines() == ["1\tREP203\trandom-split-missing-generator", "1\tREP301\tcudnn-benchmark-enabled"]
+    quiet = run("check", "--quiet", ".", cwd=repo)
+    assert not any(line.startswith("Found") for line in quiet.stdout.splitlines())
+
+
+def test_select_and_ignore_by_prefix(repo):
+    assert [line.split()[1] for line in run("check", "-q", "--select", "REP3", ".", cwd=repo).stdout.splitlines()] == ["REP301"]
+    assert run("check", "--ignore", "REP2,REP3", ".", cwd=repo).returncode == 0
+
+
+def test_missing_path_exits_2(tmp_path):
+    result = run("check", "nowhere.py", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "nowhere.py: no such file or folder" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_unknown_code_exits_2(repo):
+    result = run("check", "--select", "REP999", ".", cwd=repo)
+    assert result.returncode == 2 and "REP999" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_no_files_exits_0(tmp_path):
+    (tmp_path / "notes.txt").write_text("nothing to lint")
+    result = run("check", ".", cwd=tmp_path)
+    assert result.returncode == 0 and "All checks passed!" in result.stdout
+
+
+def test_syntax_error_is_reported_and_others_still_linted(repo):
+    broken = "def f(:\n    pass\n"
+    (repo / "broken.py").write_text(broken)
+    result = run("check", "--fix", "--unsafe-fixes", ".", cwd=repo)
+    assert result.returncode == 1
+    assert result.stdout.splitlines()[0].startswith("broken.py:1:7: REP001 cannot parse:")
+    assert (repo / "broken.py").read_text() == broken
+    assert "cudnn.benchmark = False" in (repo / "train.py").read_text()
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (b"import torch\nx = '\xff\xfe'\n", "not valid UTF-8 (byte 0xff on line 2)"),
+        (b"\x00\x01\x02binary", "file is binary"),
+    ],
+)
+def test_unreadable_file_is_a_clear_finding(repo, content, message):
+    (repo / "weird.py").write_bytes(content)
+    result = run("check", ".", cwd=repo)
+    assert result.returncode == 1
+    assert any(line.startswith("weird.py:1:1: REP001") and message in line for line in result.stdout.splitlines())
+    assert "Traceback" not in result.stderr
+    assert (repo / "weird.py").read_bytes() == content
+
+
+def test_rules_and_explain():
+    runner = CliRunner()
+    listing = runner.invoke(main, ["rules"])
+    assert listing.exit_code == 0
+    assert any(line.split()[:4] == ["REP301", "cudnn-benchmark-enabled", "on", "always"] for line in listing.output.splitlines())
+    page = runner.invoke(main, ["explain", "rep301"])
+    assert page.exit_code == 0 and page.output.startswith("# REP301 cudnn-benchmark-enabled")
+    unknown = runner.invoke(main, ["explain", "REP999"])
+    assert unknown.exit_code == 2
+
+
+def test_static_check_never_imports_torch(repo):
+    probe = (
+        "import sys, runpy\n"
+        "sys.argv = ['repro-lint', 'check', '--exit-zero', '.']\n"
+        "try:\n    runpy.run_module('repro_lint', run_name='__main__')\n"
+        "except SystemExit:\n    pass\n"
+        "assert 'torch' not in sys.modules, 'torch was imported'\n"
+        "print('torch-free')\n"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], cwd=repo, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().endswith("torch-free")
+    assert "train.py:5:1: REP301" in result.stdout

@@ -1,0 +1,59 @@
+from __future__ import annotations
+
+import os
+import stat
+
+from repro_lint.analysis import parses
+from repro_lint.api import fix_source, lint_source
+from repro_lint.config import Settings
+from repro_lint.fixes import apply_fixes, write_atomically
+from repro_lint.rules.base import Applicability, Edit, Fix
+from repro_lint.source import Position
+
+
+def _fix(start: tuple[int, int], end: tuple[int, int], content: str) -> Fix:
+    return Fix(Applicability.SAFE, "t", (Edit(Position(*start), Position(*end), content),))
+
+
+def test_overlapping_fixes_wait_for_the_next_round():
+    text = "a = 1\n"
+    new, count = apply_fixes(text, [_fix((1, 4), (1, 5), "2"), _fix((1, 0), (1, 5), "b = 3")], parses)
+    assert (new, count) == ("b = 3\n", 1)
+
+
+def test_fix_breaking_the_syntax_is_rejected_and_others_kept():
+    text = "a = 1\nb = 2\n"
+    new, count = apply_fixes(text, [_fix((1, 4), (1, 5), "("), _fix((2, 4), (2, 5), "3")], parses)
+    assert (new, count) == ("a = 1\nb = 3\n", 1)
+
+
+def test_nested_fixes_reach_a_fixed_point():
+    code = (
+        "from sklearn.model_selection import train_test_split\n"
+        "a = train_test_split(train_test_split(x)[0])\n"
+    )
+    fixed = fix_source(code, settings=Settings(select=("REP204",)))
+    assert fixed.count("random_state=0") == 2
+    assert lint_source(fixed, settings=Settings(select=("REP204",))) == []
+
+
+def test_crlf_line_endings_survive_a_fix():
+    code = "import torch\r\ntorch.backends.cudnn.benchmark = True\r\nx = 1\r\n"
+    fixed = fix_source(code, settings=Settings(select=("REP301",)), unsafe=True)
+    assert fixed == "import torch\r\ntorch.backends.cudnn.benchmark = False\r\nx = 1\r\n"
+
+
+def test_inserted_import_uses_the_file_newline():
+    code = "from torch.utils.data import random_split\r\nparts = random_split(ds, [1, 1])\r\n"
+    fixed = fix_source(code, settings=Settings(select=("REP203",)))
+    assert fixed.startswith("from torch.utils.data import random_split\r\nimport torch\r\n")
+
+
+def test_atomic_write_keeps_mode_and_leaves_no_temporary(tmp_path):
+    path = tmp_path / "train.py"
+    path.write_text("old\n")
+    os.chmod(path, 0o750)
+    write_atomically(path, "new\n")
+    assert path.read_text() == "new\n"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o750
+    assert [p.name for p in tmp_path.iterdir()] == ["train.py"]

@@ -1,0 +1,100 @@
+"""The project model: import graph, calls across modules, and entry-point detection."""
+
+from __future__ import annotations
+
+import textwrap
+
+from repro_lint.analysis import ModuleIdentity, analyze
+from repro_lint.config import Settings
+from repro_lint.program import ProjectModel
+
+
+def model(files: dict[str, str], entry_points: tuple[str, ...] = ()) -> ProjectModel:
+    facts = []
+    for path, code in files.items():
+        analysis = analyze(textwrap.dedent(code), path, ModuleIdentity.from_relative_path(path), [], Settings())
+        facts.append(analysis.facts)
+    return ProjectModel(facts, entry_points)
+
+
+def entries(project: ProjectModel) -> list[str]:
+    return [program.entry.module for program in project.programs]
+
+
+def test_main_guard_is_an_entry_point():
+    project = model({"train.py": "def main(): pass\nif __name__ == '__main__':\n    main()\n", "lib.py": "def f(): pass\n"})
+    assert entries(project) == ["train"]
+    assert project.modules["train"].main_guard_line == 2
+
+
+def test_reversed_main_guard_comparison():
+    assert entries(model({"run.py": 'if "__main__" == __name__:\n    pass\n'})) == ["run"]
+
+
+def test_module_level_training_is_an_entry_point():
+    code = "for epoch in range(3):\n    loss = model(x).sum()\n    loss.backward()\n    optimizer.step()\n"
+    project = model({"script.py": code})
+    assert entries(project) == ["script"] and project.programs[0].trains
+
+
+def test_module_level_call_to_project_function_that_trains():
+    project = model({
+        "engine/loop.py": "def fit_one(model, opt):\n    model(x).sum().backward()\n",
+        "engine/__init__.py": "from .loop import fit_one\n",
+        "run.py": "from engine import fit_one\nfor epoch in range(2):\n    fit_one(model, opt)\n",
+    })
+    assert entries(project) == ["run"]
+    assert project.programs[0].modules == ("engine", "engine.loop", "run")
+
+
+def test_training_through_two_levels_and_a_method():
+    project = model({
+        "trainer.py": """
+            class Trainer:
+                def step_batch(self, batch):
+                    self.optimizer.step()
+                def run_epoch(self):
+                    for batch in self.loader:
+                        self.step_batch(batch)
+        """,
+        "main.py": """
+            from trainer import Trainer
+            def main():
+                t = Trainer()
+                t.run_epoch()
+            if __name__ == "__main__":
+                main()
+        """,
+        "infer.py": """
+            import torch
+            def main():
+                with torch.no_grad():
+                    model(x)
+            if __name__ == "__main__":
+                main()
+        """,
+    })
+    trains = {program.entry.module: program.trains for program in project.programs}
+    assert trains == {"infer": False, "main": True}
+
+
+def test_library_module_is_not_an_entry_point():
+    project = model({"models/net.py": "import torch\nclass Net(torch.nn.Module):\n    def forward(self, x):\n        return x\n"})
+    assert entries(project) == []
+    assert not project.only_reached_by_non_training_programs("models.net")
+
+
+def test_entry_points_setting():
+    project = model({"scripts/launch.py": "import torch\nrun()\n", "lib.py": ""}, entry_points=("scripts/*.py",))
+    assert entries(project) == ["scripts.launch"]
+
+
+def test_relative_and_star_imports_resolve_calls():
+    project = model({
+        "pkg/__init__.py": "",
+        "pkg/seeding.py": "def fix_seed():\n    pass\n",
+        "pkg/helpers.py": "from .seeding import *\n",
+        "pkg/train.py": "from .helpers import fix_seed\nfix_seed()\n",
+    })
+    call = project.modules["pkg.train"].module_calls[0]
+    assert project.callees(call, "pkg.train") == ("pkg.seeding.fix_seed",)

@@ -1,0 +1,171 @@
+import pytest
+
+from conftest import assert_fix, codes
+
+# --- REP301 cudnn-benchmark-enabled --------------------------------------------------------------
+
+REP301_FIRES = [
+    "import torch\ntorch.backends.cudnn.benchmark = True\n",
+    "import torch.backends.cudnn as cudnn\ncudnn.benchmark = True\n",
+    "from torch.backends import cudnn\ncudnn.benchmark = True\n",
+    "import torch\ntorch.backends.cudnn.benchmark = args.benchmark\n",
+    "import torch\ndef setup():\n    torch.backends.cudnn.benchmark = 1\n",
+    "import torch as th\nth.backends.cudnn.benchmark = True\n",
+    "import torch.backends.cudnn\ncudnn = torch.backends.cudnn\ncudnn.benchmark = True\n",
+    "def setup():\n    import torch.backends.cudnn as cudnn\n    cudnn.benchmark = True\n",
+]
+
+REP301_SILENT = [
+    "import torch\ntorch.backends.cudnn.benchmark = False\n",
+    "import torch.backends.cudnn as cudnn\ncudnn.benchmark = 0\n",
+    "import torch\nprint(torch.backends.cudnn.benchmark)\n",
+    # A user's own object that happens to have a `benchmark` attribute.
+    "class Cfg: pass\ncudnn = Cfg()\ncudnn.benchmark = True\n",
+    "settings.benchmark = True\n",
+    # `cudnn` is a parameter here, not the torch module.
+    "import torch.backends.cudnn as cudnn\ndef configure(cudnn):\n    cudnn.benchmark = True\n",
+]
+
+
+@pytest.mark.parametrize("code", REP301_FIRES)
+def test_rep301_fires(code):
+    assert codes(code, "REP301") == ["REP301"]
+
+
+@pytest.mark.parametrize("code", REP301_SILENT)
+def test_rep301_silent(code):
+    assert codes(code, "REP301") == []
+
+
+def test_rep301_fix_keeps_comment():
+    assert_fix(
+        "import torch\ntorch.backends.cudnn.benchmark = True  # faster convs\n",
+        "import torch\ntorch.backends.cudnn.benchmark = False  # faster convs\n",
+        "REP301",
+        unsafe=True,
+    )
+
+
+def test_rep301_fix_is_unsafe():
+    from repro_lint.api import fix_source
+    from repro_lint.config import Settings
+
+    code = "import torch\ntorch.backends.cudnn.benchmark = True\n"
+    assert fix_source(code, settings=Settings(select=("REP301",)), unsafe=False) == code
+
+
+def test_rep301_silent_in_inference_program(project):
+    from repro_lint.api import lint_paths
+    from repro_lint.config import Settings
+
+    root = project({
+        "detect.py": """
+            import torch
+            def run():
+                torch.backends.cudnn.benchmark = True
+                with torch.no_grad():
+                    model(x)
+            if __name__ == "__main__":
+                run()
+        """,
+        "train.py": """
+            import torch
+            def train():
+                torch.backends.cudnn.benchmark = True
+                loss.backward()
+            if __name__ == "__main__":
+                train()
+        """,
+    })
+    found = lint_paths([root], Settings(select=("REP301",))).findings
+    assert [(finding.path.rsplit("/", 1)[-1], finding.start.line) for finding in found] == [("train.py", 4)]
+
+
+def test_rep301_reported_in_helper_reached_by_training_program(project):
+    from repro_lint.api import lint_paths
+    from repro_lint.config import Settings
+
+    root = project({
+        "utils/setup.py": """
+            import torch
+            def speed_up():
+                torch.backends.cudnn.benchmark = True
+        """,
+        "train.py": """
+            from utils.setup import speed_up
+            def train():
+                speed_up()
+                loss.backward()
+            if __name__ == "__main__":
+                train()
+        """,
+        "export.py": """
+            from utils.setup import speed_up
+            if __name__ == "__main__":
+                speed_up()
+        """,
+    })
+    found = lint_paths([root / "utils" / "setup.py"], Settings(select=("REP301",))).findings
+    assert [finding.code for finding in found] == ["REP301"]
+
+
+# --- REP303 deterministic-warn-only --------------------------------------------------------------
+
+REP303_FIRES = [
+    "import torch\ntorch.use_deterministic_algorithms(True, warn_only=True)\n",
+    "import torch\ntorch.use_deterministic_algorithms(mode=True, warn_only=True)\n",
+    "from torch import use_deterministic_algorithms as uda\nuda(True, warn_only=True)\n",
+    'import torch\ntorch.set_deterministic_debug_mode("warn")\n',
+    "import torch\ntorch.set_deterministic_debug_mode(1)\n",
+    'import lightning as L\ntrainer = L.Trainer(deterministic="warn")\n',
+    'from pytorch_lightning import Trainer\nTrainer(max_epochs=3, deterministic="warn")\n',
+]
+
+REP303_SILENT = [
+    "import torch\ntorch.use_deterministic_algorithms(True)\n",
+    "import torch\ntorch.use_deterministic_algorithms(True, warn_only=False)\n",
+    "import torch\ntorch.use_deterministic_algorithms(False, warn_only=True)\n",
+    "import torch\ntorch.use_deterministic_algorithms(True, warn_only=args.lenient)\n",
+    'import torch\ntorch.set_deterministic_debug_mode("error")\n',
+    "import torch\ntorch.set_deterministic_debug_mode(2)\n",
+    'from transformers import Trainer\nTrainer(deterministic="warn")\n',
+    # A user's own function of the same name.
+    "def use_deterministic_algorithms(mode, warn_only):\n    pass\nuse_deterministic_algorithms(True, warn_only=True)\n",
+]
+
+
+@pytest.mark.parametrize("code", REP303_FIRES)
+def test_rep303_fires(code):
+    assert codes(code, "REP303") == ["REP303"]
+
+
+@pytest.mark.parametrize("code", REP303_SILENT)
+def test_rep303_silent(code):
+    assert codes(code, "REP303") == []
+
+
+@pytest.mark.parametrize(
+    "before, after",
+    [
+        (
+            "import torch\ntorch.use_deterministic_algorithms(True, warn_only=True)  # keep\n",
+            "import torch\ntorch.use_deterministic_algorithms(True)  # keep\n",
+        ),
+        (
+            "import torch\ntorch.use_deterministic_algorithms(\n    True,\n    warn_only=True,\n)\n",
+            "import torch\ntorch.use_deterministic_algorithms(\n    True,\n)\n",
+        ),
+        (
+            "import torch\ntorch.use_deterministic_algorithms(warn_only=True, mode=True)\n",
+            "import torch\ntorch.use_deterministic_algorithms(mode=True)\n",
+        ),
+        ("import torch\ntorch.set_deterministic_debug_mode('warn')\n", "import torch\ntorch.set_deterministic_debug_mode('error')\n"),
+        ("import torch\ntorch.set_deterministic_debug_mode(1)\n", "import torch\ntorch.set_deterministic_debug_mode(2)\n"),
+        (
+            'import lightning as L\nL.Trainer(deterministic="warn", max_epochs=1)\n',
+            "import lightning as L\nL.Trainer(deterministic=True, max_epochs=1)\n",
+        ),
+    ],
+)
+def test_rep303_fix(before, after):
+    assert_fix(before, after, "REP303", unsafe=True)
