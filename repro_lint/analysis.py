@@ -96,7 +96,7 @@ def analyze(
     positions = Positions(module)
     index = LineIndex(text)
     findings = [_finding(report, display, positions, index) for report in context.reports]
-    facts = collector.facts(lambda node: positions.start(node).line)
+    facts = collector.facts(positions)
     return FileAnalysis(display, text, findings, facts, python_suppressions(text))
 
 

@@ -13,10 +13,12 @@ from pathlib import Path
 
 from repro_lint.analysis import FileAnalysis, ModuleIdentity, analyze, parses, syntax_error
 from repro_lint.config import Settings
+from repro_lint.declared import declared
 from repro_lint.discovery import SourcePath, discover, project_files, project_root
 from repro_lint.fixes import MAX_FIX_ROUNDS, applicable, apply_fixes, unified_diff, write_atomically
 from repro_lint.program import ProjectModel
-from repro_lint.rules import REGISTRY, ProgramRule, Rule
+from repro_lint.registry import REGISTRY
+from repro_lint.rules.base import ProgramRule, Rule
 from repro_lint.rules.base import Finding
 from repro_lint.source import UnreadableSource, read_text
 
@@ -31,6 +33,12 @@ class _Module:
     report: bool
     path: Path | None = None
     analysis: FileAnalysis | None = None
+
+
+@dataclass
+class _Project:
+    root: Path | None
+    modules: list[_Module]
 
 
 @dataclass
@@ -55,13 +63,17 @@ class Engine:
             module.analysis = analyze(module.text, module.display, module.identity, rules, self.settings)
         return module.analysis
 
-    def findings(self, projects: Sequence[list[_Module]]) -> list[Finding]:
+    def findings(self, projects: Sequence[_Project]) -> list[Finding]:
         found: list[Finding] = []
-        for modules in projects:
+        for project in projects:
+            modules = project.modules
             analyses = [self._analyze(module) for module in modules]
             model = ProjectModel(
                 (analysis.facts for analysis in analyses if analysis.facts is not None), self.settings.entry_points
             )
+            if self.program_rules:
+                entries = [program.entry.path for program in model.programs]
+                model.declared = declared(project.root, entries, self.settings.target_torch_version)
             by_display = {module.display: module for module in modules if module.report}
             candidates = [finding for module in modules if module.report for finding in self._analyze(module).findings]
             candidates = [finding for finding in candidates if self._keep_local(finding, by_display, model)]
@@ -99,7 +111,7 @@ class Engine:
                 pass
         return module.display
 
-    def fix(self, projects: Sequence[list[_Module]], unsafe: bool) -> tuple[list[Finding], int]:
+    def fix(self, projects: Sequence[_Project], unsafe: bool) -> tuple[list[Finding], int]:
         """Apply fixes round after round until none applies; returns the findings left and the count fixed."""
         fixed = 0
         for _ in range(MAX_FIX_ROUNDS):
@@ -109,8 +121,8 @@ class Engine:
                 if applicable(finding, unsafe):
                     by_path.setdefault(finding.path, []).append(finding)
             progress = False
-            for modules in projects:
-                for module in modules:
+            for project in projects:
+                for module in project.modules:
                     fixes = [finding.fix for finding in by_path.get(module.display, ()) if finding.fix is not None]
                     if not fixes:
                         continue
@@ -141,7 +153,7 @@ def _module_for(path: Path, display: str, root: Path, report: bool) -> _Module |
     return _Module(identity, display, text, report, path)
 
 
-def _projects(sources: Sequence[SourcePath], given: Sequence[Path], settings: Settings) -> list[list[_Module]]:
+def _projects(sources: Sequence[SourcePath], given: Sequence[Path], settings: Settings) -> list[_Project]:
     """Group the files to lint by project, adding the project's other modules for their facts."""
     roots: dict[Path | None, list[SourcePath]] = {}
     for source in sources:
@@ -154,12 +166,12 @@ def _projects(sources: Sequence[SourcePath], given: Sequence[Path], settings: Se
                 base = _given_folder(source.path, given)
                 module = _module_for(source.path, source.display, base, True)
                 if module is not None:
-                    projects.append([module])
+                    projects.append(_Project(None, [module]))
             continue
         reported = {source.path for source in members}
         modules = [_module_for(source.path, source.display, root, True) for source in members]
         modules += [_module_for(path, path.as_posix(), root, False) for path in project_files(root, settings) if path not in reported]
-        projects.append([module for module in modules if module is not None])
+        projects.append(_Project(root, [module for module in modules if module is not None]))
     return projects
 
 
@@ -177,7 +189,7 @@ def lint_paths(
     engine = Engine(settings)
     if not (fix or diff):
         return LintResult(engine.findings(projects))
-    originals = {id(module): module.text for modules in projects for module in modules}
+    originals = {id(module): module.text for project in projects for module in project.modules}
     findings, fixed = engine.fix(projects, unsafe_fixes)
     result = LintResult(findings, fixed)
     for module in _changed(projects, originals):
@@ -188,13 +200,13 @@ def lint_paths(
     return result
 
 
-def _changed(projects: Iterable[list[_Module]], originals: dict[int, str]) -> list[_Module]:
-    return [module for modules in projects for module in modules if module.report and module.text != originals[id(module)]]
+def _changed(projects: Iterable[_Project], originals: dict[int, str]) -> list[_Module]:
+    return [module for project in projects for module in project.modules if module.report and module.text != originals[id(module)]]
 
 
-def _single(text: str, path: str) -> list[list[_Module]]:
+def _single(text: str, path: str) -> list[_Project]:
     identity = ModuleIdentity.from_relative_path(Path(path).name if path.endswith(".py") else "module.py")
-    return [[_Module(identity, path, text, True)]]
+    return [_Project(None, [_Module(identity, path, text, True)])]
 
 
 def lint_source(text: str, path: str = "<string>.py", settings: Settings | None = None) -> list[Finding]:
@@ -206,4 +218,4 @@ def fix_source(text: str, path: str = "<string>.py", settings: Settings | None =
     """The text after applying every applicable fix (safe ones, plus unsafe ones when asked)."""
     projects = _single(text, path)
     Engine(settings or Settings()).fix(projects, unsafe)
-    return projects[0][0].text
+    return projects[0].modules[0].text

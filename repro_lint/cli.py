@@ -12,7 +12,7 @@ from repro_lint.config import ConfigError, load_settings
 from repro_lint.discovery import MissingPath
 from repro_lint.output import json_output, text
 from repro_lint.pages import page_text
-from repro_lint.rules import REGISTRY
+from repro_lint.registry import REGISTRY
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 

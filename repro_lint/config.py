@@ -14,7 +14,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
-from repro_lint.rules import REGISTRY
+from repro_lint.registry import REGISTRY
 
 CONFIG_FILES = ("repro-lint.toml", "pyproject.toml")
 _VERSION = re.compile(r"^\d+(\.\d+){0,2}$")

@@ -1,26 +1,32 @@
 """Per-module facts: the small, picklable record of a module that the project pass works from.
 
 The project pass never re-reads or re-parses a module: what program-level rules need to know about
-other modules (imports, functions, calls, entry-point signs) is collected here, in the same traversal
-that runs the local rules.
+other modules (imports, functions, calls, events, entry-point signs, where a fix could insert code)
+is collected here, in the same traversal that runs the local rules.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
 from repro_lint.context import FileContext
+from repro_lint.edits import argument, literal, with_keyword
+from repro_lint.events import Event, assignment_events, call_events, environment_call_events
+from repro_lint.fix_points import EntryFixFacts, entry_fix_facts
 from repro_lint.names import dotted_name, import_from_module
+from repro_lint.positions import Positions
+from repro_lint.rules.base import Edit
+from repro_lint.source import Position
 
 # Method calls that mean "this code trains": `loss.backward()`, `optimizer.step()`,
 # `trainer.fit(model)`. Receivers are matched on their name, since their types are unknown statically.
 _ANY_RECEIVER_TRAINING_METHODS = frozenset({"backward"})
 _NAMED_RECEIVER_TRAINING_METHODS = {"step": "optim", "fit": "trainer", "train": "trainer"}
-
-LineOf = Callable[[cst.CSTNode], int]
+# Methods a DataLoader worker calls: global `random`/numpy draws there are reseeded per worker.
+_WORKER_METHODS = frozenset({"__getitem__", "__getitems__", "__iter__", "__call__"})
+SEED_FLAGS = frozenset({"--seed", "--random-seed", "--random_seed", "--manual-seed", "--manual_seed"})
 
 
 @dataclass(frozen=True)
@@ -30,6 +36,7 @@ class CallFact:
     targets: tuple[str, ...]
     method: str | None
     line: int
+    guard: str | None = None
 
 
 @dataclass(frozen=True)
@@ -38,6 +45,25 @@ class FunctionFacts:
     line: int
     calls: tuple[CallFact, ...]
     trains: bool
+    events: tuple[Event, ...] = ()
+
+
+@dataclass(frozen=True)
+class ClassFacts:
+    qualname: str
+    bases: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SeedOption:
+    """A seed setting the user can leave at its default: an argparse option or a config field, and
+    the edit that gives it the default 0."""
+
+    start: Position
+    end: Position
+    name: str
+    default_is_none: bool
+    fix: Edit | None = None
 
 
 @dataclass(frozen=True)
@@ -52,6 +78,11 @@ class ModuleFacts:
     module_calls: tuple[CallFact, ...]
     trains_at_module_level: bool
     functions: tuple[FunctionFacts, ...]
+    module_events: tuple[Event, ...] = ()
+    classes: tuple[ClassFacts, ...] = ()
+    seed_options: tuple[SeedOption, ...] = ()
+    spawns_workers: bool = False
+    fix: EntryFixFacts | None = None
 
     def binding(self, name: str) -> tuple[str, ...]:
         return dict(self.bindings).get(name, ())
@@ -86,15 +117,41 @@ def is_training_call(node: cst.Call) -> bool:
     if hint is None:
         return False
     receivers = [node.func.value, *(arg.value for arg in node.args)]
+    # `L.Trainer(...).fit(model)`: a receiver built in place is named by what builds it.
+    receivers = [receiver.func if isinstance(receiver, cst.Call) else receiver for receiver in receivers]
     return any(hint in (dotted_name(receiver) or "").lower() for receiver in receivers)
+
+
+class _SeedMention(cst.CSTVisitor):
+    """The first `x.seed` / `seed` name in an `if` test: the option that guards a seeding call."""
+
+    def __init__(self) -> None:
+        self.found: str | None = None
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        if self.found is None and "seed" in node.attr.value.lower():
+            self.found = dotted_name(node)
+        return self.found is None
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if self.found is None and "seed" in node.value.lower():
+            self.found = node.value
+
+
+@dataclass
+class _Body:
+    """Calls and events of one function body, or of the module-level code."""
+
+    calls: list[tuple[cst.Call, tuple[str, ...], str | None, str | None]] = field(default_factory=list)
+    events: list[tuple[cst.CSTNode, Event]] = field(default_factory=list)
+    trains: bool = False
 
 
 @dataclass
 class _FunctionState:
     qualname: str
     node: cst.FunctionDef
-    calls: list[tuple[cst.Call, tuple[str, ...], str | None]] = field(default_factory=list)
-    trains: bool = False
+    body: _Body = field(default_factory=_Body)
 
 
 class FactsCollector:
@@ -107,11 +164,17 @@ class FactsCollector:
         self._imports: set[str] = set()
         self._stars: set[str] = set()
         self._main_guard: cst.If | None = None
-        self._module_calls: list[tuple[cst.Call, tuple[str, ...], str | None]] = []
-        self._trains_at_module_level = False
+        self._module = _Body()
         self._functions: list[_FunctionState] = []
         self._open: list[_FunctionState] = []
         self._class_names: list[str] = []
+        self._classes: list[ClassFacts] = []
+        # (reported node, name, default is None, node to replace, replacement code)
+        self._options: list[tuple[cst.CSTNode, str, bool, cst.CSTNode, str]] = []
+        self._spawns_workers = False
+        self._seed_helpers = frozenset(context.settings.seed_helpers)
+
+    # Imports -----------------------------------------------------------------------------------
 
     def visit_Import(self, node: cst.Import) -> None:
         for alias in node.names:
@@ -133,11 +196,16 @@ class FactsCollector:
             if name:
                 self._imports.add(f"{module}.{name}")
 
+    # Structure ---------------------------------------------------------------------------------
+
     def visit_If(self, node: cst.If) -> None:
         if self._main_guard is None and len(self.context.scopes) == 1 and is_main_guard(node):
             self._main_guard = node
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        qualname = ".".join([self.context.module_name, *self._class_names, node.name.value])
+        bases = sorted({name for base in node.bases for name in self.context.qualified_names(base.value)})
+        self._classes.append(ClassFacts(qualname, tuple(bases)))
         self._class_names.append(node.name.value)
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
@@ -155,20 +223,105 @@ class FactsCollector:
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self._open.pop()
 
-    def visit_Call(self, node: cst.Call) -> None:
-        targets = tuple(sorted(self.context.qualified_names(node.func)))
-        method = node.func.attr.value if isinstance(node.func, cst.Attribute) else None
-        trains = is_training_call(node)
+    def _body(self) -> _Body | None:
+        """The body code here belongs to: the innermost function, or the module-level code (class
+        bodies and lambdas are not followed)."""
         if self._open:
-            self._open[-1].calls.append((node, targets, method))
-            self._open[-1].trains |= trains
-        elif not any(isinstance(scope, (cst.ClassDef, cst.Lambda)) for scope in self.context.scopes):
-            self._module_calls.append((node, targets, method))
-            self._trains_at_module_level |= trains
+            return self._open[-1].body
+        if any(isinstance(scope, (cst.ClassDef, cst.Lambda)) for scope in self.context.scopes):
+            return None
+        return self._module
 
-    def facts(self, line_of: LineOf) -> ModuleFacts:
-        def calls(raw: list[tuple[cst.Call, tuple[str, ...], str | None]]) -> tuple[CallFact, ...]:
-            return tuple(CallFact(targets, method, line_of(node)) for node, targets, method in raw)
+    def _in_worker(self) -> bool:
+        return bool(self._open) and self._open[-1].node.name.value in _WORKER_METHODS and bool(self._class_names)
+
+    def _guard(self) -> str | None:
+        for ancestor in reversed(self.context.ancestors):
+            if isinstance(ancestor, cst.FunctionDef):
+                return None
+            if isinstance(ancestor, (cst.If, cst.IfExp)):
+                mention = _SeedMention()
+                ancestor.test.visit(mention)
+                if mention.found:
+                    return mention.found
+        return None
+
+    def _record(self, node: cst.CSTNode, events: list[Event]) -> None:
+        body = self._body()
+        if body is None or not events:
+            return
+        guard = self._guard() if any(event.kind == "seed" for event in events) else None
+        in_worker = self._in_worker()
+        body.events.extend((node, replace(event, guard=guard, in_worker=in_worker)) for event in events)
+
+    # Calls and assignments ---------------------------------------------------------------------
+
+    def visit_Call(self, node: cst.Call) -> None:
+        targets = self.context.qualified_names(node.func)
+        method = node.func.attr.value if isinstance(node.func, cst.Attribute) else None
+        body = self._body()
+        if body is not None:
+            guard = self._guard()
+            body.calls.append((node, tuple(sorted(targets)), method, guard))
+            body.trains |= is_training_call(node)
+            # Functions handed over by name (`callbacks=[seed_all]`) may run too.
+            for arg in node.args:
+                if isinstance(arg.value, (cst.Name, cst.Attribute)):
+                    referenced = self.context.qualified_names(arg.value)
+                    if referenced:
+                        body.calls.append((node, tuple(sorted(referenced)), None, guard))
+        self._record(node, [*call_events(node, targets, 0, self._seed_helpers), *environment_call_events(node, 0)])
+        if method == "add_argument":
+            self._argparse_option(node)
+        if "torch.utils.data.DataLoader" in targets or "torch.utils.data.dataloader.DataLoader" in targets:
+            workers = argument(node, "num_workers", 5)
+            self._spawns_workers |= workers is not None and literal(workers.value) != 0
+
+    def _argparse_option(self, node: cst.Call) -> None:
+        flags = [literal(arg.value) for arg in node.args if arg.keyword is None]
+        flag = next((flag for flag in flags if flag in SEED_FLAGS), None)
+        if flag is None:
+            return
+        default = argument(node, "default")
+        required = argument(node, "required")
+        is_none = (default is None or literal(default.value) is None) and not (required and literal(required.value) is True)
+        if default is None:
+            self._options.append((node, str(flag), is_none, node, self.context.code_for(with_keyword(node, "default", "0"))))
+        else:
+            self._options.append((node, str(flag), is_none, default.value, "0"))
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            targets = self.context.qualified_names(target.target)
+            self._record(node, list(assignment_events(target.target, node.value, targets, 0)))
+            self._config_field(node, target.target, node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._config_field(node, node.target, node.value)
+
+    def _config_field(self, node: cst.CSTNode, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        """`seed: Optional[int] = None` in a dataclass or config class body."""
+        in_class_body = bool(self.context.scopes) and isinstance(self.context.scopes[-1], cst.ClassDef)
+        if in_class_body and isinstance(target, cst.Name) and target.value.lower() in ("seed", "random_seed"):
+            field_default: cst.BaseExpression | None = value
+            if isinstance(value, cst.Call) and (dotted_name(value.func) or "").endswith("field"):
+                given = argument(value, "default")
+                field_default = given.value if given is not None else None
+            if field_default is not None:
+                self._options.append((node, target.value, literal(field_default) is None, field_default, "0"))
+
+    # Result ------------------------------------------------------------------------------------
+
+    def facts(self, positions: Positions) -> ModuleFacts:
+        def line_of(node: cst.CSTNode) -> int:
+            return positions.start(node).line
+
+        def calls(body: _Body) -> tuple[CallFact, ...]:
+            return tuple(CallFact(targets, method, line_of(node), guard) for node, targets, method, guard in body.calls)
+
+        def events(body: _Body) -> tuple[Event, ...]:
+            return tuple(replace(event, line=line_of(node)) for node, event in body.events)
 
         bindings = self.context.resolver.module_bindings()
         return ModuleFacts(
@@ -179,11 +332,18 @@ class FactsCollector:
             bindings=tuple(sorted((name, tuple(sorted(targets))) for name, targets in bindings.items())),
             star_imports=tuple(sorted(self._stars)),
             main_guard_line=line_of(self._main_guard) if self._main_guard is not None else None,
-            module_calls=calls(self._module_calls),
-            trains_at_module_level=self._trains_at_module_level,
+            module_calls=calls(self._module),
+            trains_at_module_level=self._module.trains,
             functions=tuple(
-                FunctionFacts(state.qualname, line_of(state.node), calls(state.calls), state.trains)
+                FunctionFacts(state.qualname, line_of(state.node), calls(state.body), state.body.trains, events(state.body))
                 for state in self._functions
             ),
+            module_events=events(self._module),
+            classes=tuple(self._classes),
+            seed_options=tuple(
+                SeedOption(*positions.range(node), name, is_none, Edit(*positions.range(replaced), code))
+                for node, name, is_none, replaced, code in self._options
+            ),
+            spawns_workers=self._spawns_workers,
+            fix=entry_fix_facts(self.context, self._main_guard, positions),
         )
-

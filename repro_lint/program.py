@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
-from repro_lint.facts import CallFact, FunctionFacts, ModuleFacts
+from repro_lint.events import Event, tables
+from repro_lint.facts import CallFact, ClassFacts, FunctionFacts, ModuleFacts
 
 
 @dataclass(frozen=True)
@@ -21,10 +22,31 @@ class Program:
     trains: bool
 
 
+@dataclass(frozen=True)
+class Located:
+    """An event and the module it happens in."""
+
+    module: ModuleFacts
+    event: Event
+
+    @property
+    def where(self) -> str:
+        return f"{self.module.path}:{self.event.line} ({self.event.what})"
+
+
 class ProjectModel:
-    def __init__(self, modules: Iterable[ModuleFacts], entry_point_globs: Iterable[str] = ()) -> None:
+    def __init__(
+        self,
+        modules: Iterable[ModuleFacts],
+        entry_point_globs: Iterable[str] = (),
+        declared: Declared | None = None,
+    ) -> None:
         self.modules: dict[str, ModuleFacts] = {facts.module: facts for facts in sorted(modules, key=lambda m: m.module)}
         self._entry_point_globs = tuple(entry_point_globs)
+        self.declared = declared or Declared()
+        self.classes: dict[str, ClassFacts] = {
+            cls.qualname: cls for facts in self.modules.values() for cls in facts.classes
+        }
         self.functions: dict[str, FunctionFacts] = {
             function.qualname: function for facts in self.modules.values() for function in facts.functions
         }
@@ -68,10 +90,25 @@ class ProjectModel:
 
     # Calls -------------------------------------------------------------------------------------
 
-    def resolve_function(self, qualified: str, importer: str | None = None, depth: int = 0) -> str | None:
-        """The project function a qualified name denotes, following re-exports through `__init__`
-        modules and `from x import *`."""
-        if qualified in self.functions:
+    def resolve_functions(self, qualified: str, importer: str | None = None) -> tuple[str, ...]:
+        """The project functions a call of a qualified name runs. Building an instance of a project
+        class runs its `__init__`, and hands the object to code that calls its protocol methods
+        implicitly (a DataLoader calls `__getitem__`, calling a module runs `forward`)."""
+        found = self.resolve_symbol(qualified, importer)
+        if found is None:
+            return ()
+        if found in self.functions:
+            return (found,)
+        return tuple(f"{found}.{method}" for method in _IMPLICIT_METHODS if f"{found}.{method}" in self.functions)
+
+    def resolve_function(self, qualified: str, importer: str | None = None) -> str | None:
+        found = self.resolve_functions(qualified, importer)
+        return found[0] if found else None
+
+    def resolve_symbol(self, qualified: str, importer: str | None = None, depth: int = 0) -> str | None:
+        """The project function or class a qualified name denotes, following re-exports through
+        `__init__` modules and `from x import *`."""
+        if qualified in self.functions or qualified in self.classes:
             return qualified
         if depth > 8:
             return None
@@ -82,15 +119,17 @@ class ProjectModel:
                 continue
             rest = parts[cut:]
             local = f"{module}.{'.'.join(rest)}"
-            if local in self.functions:
+            if local in self.functions or local in self.classes:
                 return local
             facts = self.modules[module]
             for target in facts.binding(rest[0]):
-                found = self.resolve_function(".".join([target, *rest[1:]]), module, depth + 1)
+                if target == qualified:
+                    continue
+                found = self.resolve_symbol(".".join([target, *rest[1:]]), module, depth + 1)
                 if found:
                     return found
             for star in facts.star_imports:
-                found = self.resolve_function(".".join([star, *rest]), module, depth + 1)
+                found = self.resolve_symbol(".".join([star, *rest]), module, depth + 1)
                 if found:
                     return found
             return None
@@ -100,7 +139,7 @@ class ProjectModel:
         """Project functions a call may reach. `obj.method()` on an unknown object may be any project
         method of that name: over-approximating keeps "does this program train?" from missing
         training loops written as methods."""
-        found = {resolved for target in call.targets if (resolved := self.resolve_function(target, caller_module))}
+        found = {resolved for target in call.targets for resolved in self.resolve_functions(target, caller_module)}
         if not found and call.method is not None and not call.targets:
             found.update(name for name in self._methods.get(call.method, ()) if _is_method(name, self._module_of_function[name]))
         return tuple(sorted(found))
@@ -150,9 +189,114 @@ class ProjectModel:
     def programs_reaching(self, module: str) -> Iterator[Program]:
         return (program for program in self.programs if module in program.modules)
 
+    # What a program does ------------------------------------------------------------------------
+
+    def _reachable(self, program: Program) -> list[str]:
+        """Project functions that may run in `program`: called from module-level code of its modules
+        (import time, the main guard), then transitively."""
+        seen: set[str] = set()
+        stack = [
+            callee
+            for module in program.modules
+            for call in self.modules[module].module_calls
+            for callee in self.callees(call, module)
+        ]
+        while stack:
+            name = stack.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            module = self._module_of_function[name]
+            stack.extend(callee for call in self.functions[name].calls for callee in self.callees(call, module))
+        return sorted(seen)
+
+    def _call_guards(self, program: Program) -> dict[str, str | None]:
+        """For each reachable function, the seed option guarding every call to it (`args.seed` when
+        all its calls sit under `if args.seed is not None:`), else None."""
+        guards: dict[str, set[str | None]] = {}
+        calls = [(module, call) for module in program.modules for call in self.modules[module].module_calls]
+        for name in self._reachable(program):
+            calls.extend((self._module_of_function[name], call) for call in self.functions[name].calls)
+        for module, call in calls:
+            for callee in self.callees(call, module):
+                guards.setdefault(callee, set()).add(call.guard)
+        return {name: next(iter(found)) if len(found) == 1 else None for name, found in guards.items()}
+
+    def events(self, program: Program) -> list[Located]:
+        """Everything that may happen in `program`, entry module first, then by path and line. An
+        event in a function only ever called under a seed guard carries that guard."""
+        found = [Located(self.modules[module], event) for module in program.modules for event in self.modules[module].module_events]
+        call_guards = self._call_guards(program)
+        for name in self._reachable(program):
+            module = self.modules[self._module_of_function[name]]
+            guard = call_guards.get(name)
+            found.extend(
+                Located(module, replace(event, guard=event.guard or guard) if event.kind == "seed" else event)
+                for event in self.functions[name].events
+            )
+        found.extend(self._framework_subclass_seeds(program))
+        entry = program.entry.module
+        return sorted(set(found), key=lambda located: (located.module.module != entry, located.module.path, located.event.line, located.event.kind, located.event.rng, located.event.what))
+
+    def _framework_subclass_seeds(self, program: Program) -> list[Located]:
+        """`MyTrainer(...)` where MyTrainer subclasses a framework object that seeds (HF Trainer)."""
+        frameworks = tables().frameworks
+        found = []
+        calls = [(module, call) for module in program.modules for call in self.modules[module].module_calls]
+        for name in self._reachable(program):
+            calls.extend((self._module_of_function[name], call) for call in self.functions[name].calls)
+        for module, call in calls:
+            for target in call.targets:
+                cls = self.resolve_symbol(target, module)
+                framework = self._framework_base(cls) if cls in self.classes else None
+                if framework is not None:
+                    for rng in frameworks[framework]["seeds"]:
+                        found.append(Located(self.modules[module], Event("seed", call.line, framework, rng)))
+        return found
+
+    def _framework_base(self, qualname: str, depth: int = 0) -> str | None:
+        cls = self.classes.get(qualname)
+        if cls is None or depth > 8:
+            return None
+        module = qualname.rsplit(".", 1)[0]
+        for base in cls.bases:
+            if base in tables().frameworks:
+                return base
+            resolved = self.resolve_symbol(base, module)
+            if resolved is not None and resolved in self.classes:
+                found = self._framework_base(resolved, depth + 1)
+                if found:
+                    return found
+        return None
+
+    def spawns_workers(self, program: Program) -> bool:
+        return any(self.modules[module].spawns_workers for module in program.modules)
+
     def only_reached_by_non_training_programs(self, module: str) -> bool:
         reaching = list(self.programs_reaching(module))
         return bool(reaching) and not any(program.trains for program in reaching)
+
+
+@dataclass(frozen=True)
+class Declared:
+    """What the project declares outside its Python code (see declared.py)."""
+
+    torch_versions: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    cublas_in_configs: bool = False
+
+    def torch_version(self, entry_path: str) -> tuple[int, ...] | None:
+        """The lowest torch version admitted by the declarations from the entry module's folder up
+        to the project root."""
+        folder = entry_path.rpartition("/")[0]
+        versions = [
+            version
+            for declared_in, version in self.torch_versions
+            if not declared_in or folder == declared_in or folder.startswith(declared_in + "/")
+        ]
+        return min(versions) if versions else None
+
+
+_IMPLICIT_METHODS = ("__init__", "__call__", "forward", "__getitem__", "__getitems__", "__iter__", "__next__")
 
 
 def _is_method(qualname: str, module: str) -> bool:

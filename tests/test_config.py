@@ -3,6 +3,7 @@ from __future__ import annotations
 import pytest
 
 from repro_lint.api import lint_paths
+from repro_lint.registry import REGISTRY
 from repro_lint.config import ConfigError, Settings, find_config_file, load_config_file, load_settings
 
 BENCH = "import torch\ntorch.backends.cudnn.benchmark = True\n"
@@ -20,7 +21,7 @@ def test_pyproject_table_is_read(project):
     assert settings.seed_helpers == ("mypkg.fix_seed",)
     assert settings.entry_points == ("scripts/*.py",)
     assert settings.target_torch_version == "2.1"
-    assert settings.ignored_for("tests/test_x.py") == {"REP301", "REP303"}
+    assert settings.ignored_for("tests/test_x.py") == {code for code in REGISTRY if code.startswith("REP3")}
     assert settings.ignored_for("train.py") == frozenset()
 
 
@@ -71,6 +72,8 @@ def test_per_file_ignores_apply_to_findings(project):
 def test_cli_overrides():
     settings = Settings(select=("REP2",)).with_overrides(None, ["REP301"], ["REP204"])
     assert settings.enabled_codes == {"REP203", "REP301"}
-    assert Settings().with_overrides(["REP3"], [], []).enabled_codes == {"REP301", "REP303"}
+    assert Settings().with_overrides(["REP30"], ["REP104"], ["REP302"]).enabled_codes == {
+        code for code in REGISTRY if code.startswith("REP30") and code != "REP302"
+    } | {"REP104"}
     with pytest.raises(ConfigError, match="--ignore"):
         Settings().with_overrides(None, [], ["NOPE"])

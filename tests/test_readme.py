@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from repro_lint.rules import REGISTRY
+from repro_lint.registry import REGISTRY
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 

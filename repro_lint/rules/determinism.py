@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import libcst as cst
 
 from repro_lint.context import NodeEdit, PendingFix
 from repro_lint.edits import argument, is_literally_false, keyword, literal, replace_node, without_argument
-from repro_lint.rules.base import Applicability, FixAvailability, Rule, register
+from repro_lint.declared import CUBLAS_REQUIRED_BEFORE
+from repro_lint.facts import ModuleFacts
+from repro_lint.program import Located, ProjectModel
+from repro_lint.program_fixes import insert_on_main_path, program_finding
+from repro_lint.rules.base import Applicability, Edit, Finding, Fix, FixAvailability, ProgramRule, Rule, register
+from repro_lint.source import Position
 
 LIGHTNING_TRAINERS = frozenset({
     "lightning.Trainer",
@@ -111,3 +118,108 @@ def _same_kind_literal(node: cst.BaseExpression, text: str, number: int) -> str:
     if isinstance(node, cst.SimpleString):
         return f"{node.prefix}{node.quote}{text}{node.quote}"
     return str(number)
+
+
+def _on_cuda(events: list[Located]) -> Located | None:
+    return next((located for located in events if located.event.kind == "cuda"), None)
+
+
+@register
+class DeterministicAlgorithmsNotEnabled(ProgramRule):
+    """A training program on CUDA that never switches deterministic algorithms on, or switches them off."""
+
+    code = "REP302"
+    name = "deterministic-algorithms-not-enabled"
+    fix_availability = FixAvailability.SOMETIMES
+
+    def check(self, project: ProjectModel) -> Iterator[Finding]:
+        reported: set[tuple[str, int]] = set()
+        for program in project.programs:
+            if not program.trains:
+                continue
+            events = project.events(program)
+            cuda = _on_cuda(events)
+            if cuda is None:
+                continue
+            enabled = [located for located in events if located.event.kind == "deterministic"]
+            disabled = [located for located in events if located.event.kind == "nondeterministic"]
+            globally_on = any(located.event.what != "cudnn.deterministic = True" for located in enabled)
+            # cudnn.deterministic = False is harmless under use_deterministic_algorithms(True): cuDNN
+            # takes the deterministic path when either flag is set.
+            harmful = [located for located in disabled if not (globally_on and located.event.what.startswith("cudnn."))]
+            if harmful:
+                for located in harmful:
+                    key = (located.module.path, located.event.line)
+                    if key not in reported:
+                        reported.add(key)
+                        at = Position(located.event.line, 0)
+                        yield Finding(
+                            self.code,
+                            self.name,
+                            f"`{located.event.what}` switches deterministic kernels off in a program that runs on CUDA "
+                            f"({cuda.where}); remove it or enable determinism",
+                            located.module.path,
+                            at,
+                            at,
+                        )
+                continue
+            if enabled:
+                continue
+            fix = insert_on_main_path(
+                program.entry,
+                ["torch"],
+                lambda names, seed: [
+                    f"{names['torch']}.use_deterministic_algorithms(True)",
+                    f"{names['torch']}.backends.cudnn.deterministic = True",
+                ],
+                "Enable deterministic algorithms",
+                uses_seed=False,
+            )
+            yield program_finding(
+                self,
+                program.entry,
+                f"{program.entry.path} runs on CUDA ({cuda.where}) but never enables deterministic algorithms; call "
+                "`torch.use_deterministic_algorithms(True)` and set `torch.backends.cudnn.deterministic = True`",
+                fix,
+            )
+
+
+@register
+class CublasWorkspaceUnset(ProgramRule):
+    """Deterministic algorithms on CUDA with torch < 2.10 and no CUBLAS_WORKSPACE_CONFIG: torch raises."""
+
+    code = "REP304"
+    name = "cublas-workspace-unset"
+    fix_availability = FixAvailability.SOMETIMES
+
+    def check(self, project: ProjectModel) -> Iterator[Finding]:
+        if project.declared.cublas_in_configs:
+            return
+        for program in project.programs:
+            version = project.declared.torch_version(program.entry.path)
+            if version is None or version >= CUBLAS_REQUIRED_BEFORE:
+                continue
+            events = project.events(program)
+            cuda = _on_cuda(events)
+            flag = next((located for located in events if located.event.kind == "deterministic" and located.event.what != "cudnn.deterministic = True"), None)
+            if cuda is None or flag is None or any(located.event.kind == "cublas" for located in events):
+                continue
+            shown = ".".join(str(part) for part in version)
+            yield program_finding(
+                self,
+                program.entry,
+                f"{program.entry.path} enables deterministic algorithms ({flag.where}) on CUDA with torch {shown}, which "
+                "raises at the first cuBLAS call unless CUBLAS_WORKSPACE_CONFIG is set; set "
+                '`os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")` before importing torch',
+                _cublas_fix(program.entry),
+            )
+
+
+def _cublas_fix(entry: ModuleFacts) -> Fix | None:
+    facts = entry.fix
+    if facts is None or facts.torch_import_line is None:
+        return None
+    newline = facts.newline
+    text = f'import os{newline}os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8"){newline}'
+    at = Position(facts.torch_import_line, 0)
+    return Fix(Applicability.UNSAFE, "Set CUBLAS_WORKSPACE_CONFIG before importing torch", (Edit(at, at, text),))

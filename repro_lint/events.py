@@ -1,0 +1,217 @@
+"""What a call or assignment does to the program's randomness, read from the knowledge data.
+
+Each event is a fact the project pass reasons about: an RNG seeded, an RNG drawn from, work put on
+CUDA, deterministic algorithms switched on or off, CUBLAS_WORKSPACE_CONFIG set.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
+
+import libcst as cst
+
+from repro_lint.edits import argument, keyword, literal
+from repro_lint.knowledge import load
+from repro_lint.names import dotted_name
+
+TORCH, NUMPY, RANDOM = "torch", "numpy", "random"
+CUBLAS_VARIABLE = "CUBLAS_WORKSPACE_CONFIG"
+
+
+@dataclass(frozen=True)
+class Event:
+    """`kind` is seed, consume (a draw), init (a draw that initialises parameters), cuda,
+    deterministic, nondeterministic or cublas; `rng` names the RNG of seed, consume and init events;
+    `what` is how messages show the cause (`nn.Linear`)."""
+
+    kind: str
+    line: int
+    what: str
+    rng: str = ""
+    guard: str | None = None
+    in_worker: bool = False
+
+
+@dataclass(frozen=True)
+class _Tables:
+    seeders: dict[str, tuple[str, ...]]
+    seeding_methods: dict[str, tuple[str, ...]]
+    frameworks: dict[str, dict[str, object]]
+    determinism: dict[str, dict[str, object]]
+    consumers: dict[str, tuple[str, str]]
+    consumer_prefixes: tuple[str, ...]
+    tensor_methods: frozenset[str]
+    cuda_calls: frozenset[str]
+    cuda_methods: frozenset[str]
+    device_strings: frozenset[str]
+    device_calls: frozenset[str]
+    lightning: frozenset[str]
+    cpu_accelerators: frozenset[str]
+
+
+@cache
+def tables() -> _Tables:
+    seeders = load("seeders.json")
+    determinism = load("determinism.json")
+    randomness = load("randomness.json")
+    cuda = load("cuda.json")
+    # "init" draws only initialise parameters: they matter in programs that train.
+    consumers = {name: (TORCH, "consume") for name in randomness["torch_calls"]}
+    for package in randomness["torch_module_packages"]:
+        consumers.update({f"{package}.{module}": (TORCH, "init") for module in randomness["torch_modules"]})
+    consumers.update({f"numpy.random.{name}": (NUMPY, "consume") for name in randomness["numpy_functions"]})
+    consumers.update({f"random.{name}": (RANDOM, "consume") for name in randomness["random_functions"]})
+    return _Tables(
+        seeders={name: tuple(entry["seeds"]) for entry in seeders["seeders"] for name in entry["names"]},
+        seeding_methods={name: tuple(rngs) for name, rngs in seeders["seeding_methods"].items()},
+        frameworks={name: entry for entry in seeders["framework_objects"] for name in entry["names"]},
+        determinism={name: entry for entry in determinism["calls"] for name in entry["names"]},
+        consumers=consumers,
+        consumer_prefixes=tuple(randomness["torch_prefixes"]),
+        tensor_methods=frozenset(randomness["tensor_methods"]),
+        cuda_calls=frozenset(cuda["calls"]),
+        cuda_methods=frozenset(cuda["methods"]),
+        device_strings=frozenset(cuda["device_strings"]),
+        device_calls=frozenset(cuda["device_calls"]),
+        lightning=frozenset(cuda["lightning"]["names"]),
+        cpu_accelerators=frozenset(cuda["lightning"]["cpu_accelerators"]),
+    )
+
+
+def short(name: str) -> str:
+    """How messages show a qualified name: `torch.nn.Linear` as `nn.Linear`, `numpy.random.rand` as
+    `np.random.rand`."""
+    for prefix, shown in (("torch.nn.modules.", "nn."), ("torch.nn.", "nn."), ("numpy.", "np.")):
+        if name.startswith(prefix):
+            return shown + name[len(prefix) :]
+    return name
+
+
+def _is_cuda_string(node: cst.BaseExpression) -> bool:
+    value = literal(node)
+    return isinstance(value, str) and value.split(":")[0].lower() in tables().device_strings
+
+
+def call_events(call: cst.Call, targets: frozenset[str], line: int, seed_helpers: frozenset[str]) -> Iterator[Event]:
+    """The events of one call whose callee may denote any of `targets`."""
+    data = tables()
+    for name in sorted(targets):
+        if name in seed_helpers:
+            for rng in (NUMPY, RANDOM, TORCH):
+                yield Event("seed", line, name, rng)
+        for rng in data.seeders.get(name, ()):
+            yield Event("seed", line, short(name), rng)
+        framework = data.frameworks.get(name)
+        if framework is not None and _framework_seeds(call, framework):
+            for rng in framework["seeds"]:  # type: ignore[union-attr]
+                yield Event("seed", line, short(name), rng)
+        consumer = data.consumers.get(name)
+        if consumer is None and name.startswith(data.consumer_prefixes):
+            consumer = (TORCH, "init")
+        if consumer is not None:
+            yield Event(consumer[1], line, short(name), consumer[0])
+        if name in data.cuda_calls:
+            yield Event("cuda", line, short(name))
+        if name in data.device_calls and any(_is_cuda_string(arg.value) for arg in call.args):
+            yield Event("cuda", line, f"{short(name)}({_first_string(call)!r})")
+        if name in data.lightning and _lightning_on_gpu(call):
+            yield Event("cuda", line, short(name))
+        entry = data.determinism.get(name)
+        if entry is not None:
+            yield from _determinism(call, name, entry, line)
+    yield from _method_events(call, line)
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value in ("device", "backend") and _is_cuda_string(arg.value):
+            yield Event("cuda", line, f"{arg.keyword.value}={literal(arg.value)!r}")
+
+
+def _first_string(call: cst.Call) -> object:
+    return next((literal(arg.value) for arg in call.args if isinstance(literal(arg.value), str)), None)
+
+
+def _framework_seeds(call: cst.Call, framework: dict[str, object]) -> bool:
+    required = framework.get("requires_keyword")
+    if required is not None:
+        given = keyword(call, str(required))
+        return given is not None and literal(given.value) is not None
+    switch = framework.get("unless_keyword_false")
+    if switch is not None:
+        given = keyword(call, str(switch))
+        return given is None or literal(given.value) is not False
+    return True
+
+
+def _lightning_on_gpu(call: cst.Call) -> bool:
+    accelerator = keyword(call, "accelerator")
+    if accelerator is None:
+        return True
+    value = literal(accelerator.value)
+    return isinstance(value, str) and value.lower() not in tables().cpu_accelerators
+
+
+def _determinism(call: cst.Call, name: str, entry: dict[str, object], line: int) -> Iterator[Event]:
+    if "argument" not in entry:
+        yield Event("deterministic", line, short(name))
+        if entry.get("sets_cublas"):
+            yield Event("cublas", line, short(name))
+        return
+    given = argument(call, str(entry["argument"]), entry.get("position"))  # type: ignore[arg-type]
+    if given is None:
+        return
+    value = literal(given.value)
+    if value is ... or value in entry["enabling_values"]:  # type: ignore[operator]
+        yield Event("deterministic", line, short(name))
+        if entry.get("sets_cublas") or value in entry.get("sets_cublas_when", ()):  # type: ignore[operator]
+            yield Event("cublas", line, short(name))
+    elif entry.get("global_flag") and value in (False, 0, "default"):
+        yield Event("nondeterministic", line, f"{short(name)}({literal(given.value)!r})")
+
+
+def _method_events(call: cst.Call, line: int) -> Iterator[Event]:
+    if not isinstance(call.func, cst.Attribute):
+        return
+    data = tables()
+    method = call.func.attr.value
+    if method in data.cuda_methods:
+        yield Event("cuda", line, f".{method}()")
+    elif method == "to" and any(_is_cuda_string(arg.value) for arg in call.args):
+        yield Event("cuda", line, f".to({_first_string(call)!r})")
+    elif method in data.tensor_methods:
+        yield Event("consume", line, f".{method}()", TORCH)
+    for rng in data.seeding_methods.get(method, ()):
+        yield Event("seed", line, f".{method}()", rng)
+
+
+def assignment_events(target: cst.BaseExpression, value: cst.BaseExpression, targets: frozenset[str], line: int) -> Iterator[Event]:
+    """Events of `target = value`: cudnn.deterministic, and environment variables set in code."""
+    if "torch.backends.cudnn.deterministic" in targets:
+        flag = literal(value)
+        if flag is ... or flag:
+            yield Event("deterministic", line, "cudnn.deterministic = True")
+        else:
+            yield Event("nondeterministic", line, "cudnn.deterministic = False")
+    if isinstance(target, cst.Subscript) and _mentions_cublas(target):
+        yield Event("cublas", line, "os.environ[...]")
+
+
+class _CublasMention(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found = False
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        self.found |= node.evaluated_value == CUBLAS_VARIABLE
+
+
+def _mentions_cublas(node: cst.CSTNode) -> bool:
+    visitor = _CublasMention()
+    node.visit(visitor)
+    return visitor.found
+
+
+def environment_call_events(call: cst.Call, line: int) -> Iterator[Event]:
+    """`os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ...)`, `os.putenv(...)`, `os.environ.update({...})`."""
+    name = dotted_name(call.func) or ""
+    if name.rpartition(".")[2] in ("setdefault", "putenv", "update", "__setitem__") and _mentions_cublas(call):
+        yield Event("cublas", line, name)

@@ -1,0 +1,198 @@
+"""Where a program-level fix inserts code in an entry module, recorded as facts.
+
+Program rules run on facts alone, so what their fixes need to know about the entry module's text is
+collected with the other facts: where the main path starts, which seed value is in scope there,
+where imports go, and which names already denote torch, numpy, random and os.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import libcst as cst
+
+from repro_lint.context import FileContext
+from repro_lint.edits import argument, literal
+from repro_lint.names import dotted_name
+from repro_lint.positions import Positions
+
+FIX_MODULES = ("os", "random", "numpy", "torch")
+_CONFIG_OBJECTS = ("args", "opt", "opts", "cfg", "config", "hparams", "params", "conf")
+_SEED_CONSTANTS = ("SEED", "RANDOM_SEED", "GLOBAL_SEED", "seed")
+_SEEDS_SOMETHING = re.compile(r"(manual_seed|seed_everything|set_seed|random\.seed|\.seed)\s*\(")
+_PARSE_CALLS = ("parse_args", "parse_known_args", "parse_args_into_dataclasses")
+
+
+@dataclass(frozen=True)
+class InsertionPoint:
+    """Insert before `line` (1-based, at column 0), indented by `indent`."""
+
+    line: int
+    indent: str
+    seed: str | None
+
+
+@dataclass(frozen=True)
+class EntryFixFacts:
+    newline: str
+    import_line: int
+    torch_import_line: int | None
+    aliases: tuple[tuple[str, str], ...]
+    main_path: InsertionPoint | None
+
+    def alias(self, module: str) -> str | None:
+        return dict(self.aliases).get(module)
+
+
+def _statements(block: cst.BaseSuite) -> list[cst.BaseStatement]:
+    return list(block.body) if isinstance(block, cst.IndentedBlock) else []
+
+
+def _indent(block: cst.IndentedBlock, outer: str, module: cst.Module) -> str:
+    return outer + (block.indent if block.indent is not None else module.default_indent)
+
+
+def _assigned_config(statement: cst.BaseStatement, text: str, has_seed_option: bool) -> str | None:
+    """`args = parser.parse_args()` when a `--seed` option is defined, or `cfg = load_config(...)`
+    when the code reads `cfg.seed`."""
+    if not isinstance(statement, cst.SimpleStatementLine) or not isinstance(statement.body[0], cst.Assign):
+        return None
+    assign = statement.body[0]
+    target = assign.targets[0].target
+    if not isinstance(target, cst.Name):
+        return None
+    value = assign.value
+    parses = isinstance(value, cst.Call) and (dotted_name(value.func) or "").rpartition(".")[2] in _PARSE_CALLS
+    if (parses and has_seed_option) or (
+        (parses or target.value in _CONFIG_OBJECTS) and re.search(rf"\b{target.value}\.seed\b", text)
+    ):
+        return f"{target.value}.seed"
+    return None
+
+
+class _SeedOptionDefault(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.defined = False
+        self.may_be_none = False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "add_argument":
+            flags = [literal(arg.value) for arg in node.args if arg.keyword is None]
+            if "--seed" in flags:
+                self.defined = True
+                default = argument(node, "default")
+                self.may_be_none |= default is None or literal(default.value) is None
+
+
+def _main_path(context: FileContext, guard: cst.If | None, positions: Positions) -> InsertionPoint | None:
+    module = context.module
+    text = module.code
+    option = _SeedOptionDefault()
+    module.visit(option)
+    constant = next((name for name in _SEED_CONSTANTS if context.resolver.is_bound(name, [module])), None)
+
+    if guard is None:
+        # A script training at module level: seed right after the imports and the seed constant.
+        line = _import_line(module, positions)
+        if constant is not None:
+            line = max(line, _definition_end(module, constant, positions) + 1)
+        return InsertionPoint(line, "", constant)
+    if not isinstance(guard.body, cst.IndentedBlock):
+        return None
+    blocks: list[tuple[list[cst.BaseStatement], str, cst.IndentedBlock]] = [(_statements(guard.body), _indent(guard.body, "", module), guard.body)]
+    called = _first_called_function(guard, module)
+    if called is not None and isinstance(called.body, cst.IndentedBlock):
+        blocks.append((_statements(called.body), _indent(called.body, "", module), called.body))
+
+    for statements, indent, block in blocks:
+        for index, statement in enumerate(statements):
+            seed = _assigned_config(statement, text, option.defined)
+            if seed is None or (option.may_be_none and seed.split(".")[0] in ("args", "opt", "opts")):
+                continue
+            after = _after_seeding(statements, index, positions)
+            return InsertionPoint(after, indent, seed)
+    statements, indent, block = blocks[0]
+    return InsertionPoint(_after_seeding(statements, -1, positions, positions.start(statements[0]).line), indent, constant)
+
+
+def _definition_end(module: cst.Module, name: str, positions: Positions) -> int:
+    for statement in module.body:
+        if isinstance(statement, cst.SimpleStatementLine) and any(
+            isinstance(small, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == name for t in small.targets)
+            for small in statement.body
+        ):
+            return positions.range(statement)[1].line
+    return 0
+
+
+def _after_seeding(statements: list[cst.BaseStatement], index: int, positions: Positions, default: int | None = None) -> int:
+    """The line after statement `index`, or after a later statement that already seeds (so what a
+    fix adds lands next to the seed, after it)."""
+    line = positions.range(statements[index])[1].line + 1 if index >= 0 else default or 1
+    for statement in statements[index + 1 :]:
+        if _SEEDS_SOMETHING.search(cst.Module(body=[statement]).code):
+            line = positions.range(statement)[1].line + 1
+    return line
+
+
+def _first_called_function(guard: cst.If, module: cst.Module) -> cst.FunctionDef | None:
+    """The module's own function the `__main__` block calls first (`main()`, `train(args)`)."""
+    defined = {statement.name.value: statement for statement in module.body if isinstance(statement, cst.FunctionDef)}
+    for statement in _statements(guard.body):
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            value = small.value if isinstance(small, (cst.Expr, cst.Assign)) else None
+            if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in defined:
+                return defined[value.func.value]
+    return None
+
+
+def _import_line(module: cst.Module, positions: Positions) -> int:
+    last = None
+    for statement in module.body:
+        if isinstance(statement, cst.SimpleStatementLine) and all(isinstance(s, (cst.Import, cst.ImportFrom)) for s in statement.body):
+            last = statement
+    if last is None and module.body and _is_docstring(module.body[0]):
+        last = module.body[0]
+    return positions.range(last)[1].line + 1 if last is not None else 1
+
+
+def _is_docstring(statement: cst.BaseStatement) -> bool:
+    return (
+        isinstance(statement, cst.SimpleStatementLine)
+        and isinstance(statement.body[0], cst.Expr)
+        and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )
+
+
+def _torch_import_line(module: cst.Module, positions: Positions) -> int | None:
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            names = []
+            if isinstance(small, cst.Import):
+                names = [dotted_name(alias.name) or "" for alias in small.names]
+            elif isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative:
+                names = [dotted_name(small.module) or ""]
+            if any(name == "torch" or name.startswith("torch.") for name in names):
+                return positions.start(statement).line
+    return None
+
+
+def entry_fix_facts(context: FileContext, guard: cst.If | None, positions: Positions) -> EntryFixFacts | None:
+    module = context.module
+    if not module.body:
+        return None
+    aliases = tuple(
+        (name, alias) for name in FIX_MODULES if (alias := context.resolver.binding_for_module(name, [module])) is not None
+    )
+    return EntryFixFacts(
+        newline=module.default_newline,
+        import_line=_import_line(module, positions),
+        torch_import_line=_torch_import_line(module, positions),
+        aliases=aliases,
+        main_path=_main_path(context, guard, positions),
+    )

@@ -1,0 +1,58 @@
+"""Findings and fixes of program-level rules: where they are reported, and the statements their
+fixes insert on the main path of the entry module."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from repro_lint.facts import ModuleFacts
+from repro_lint.rules.base import Applicability, Edit, Finding, Fix, RuleMeta
+from repro_lint.source import Position
+
+_IMPORTS = {"numpy": "import numpy as np", "torch": "import torch", "random": "import random", "os": "import os"}
+_DEFAULT_NAMES = {"numpy": "np"}
+
+
+def entry_position(entry: ModuleFacts) -> Position:
+    """The `if __name__ == "__main__":` line, or line 1 for a module that trains at module level."""
+    return Position(entry.main_guard_line or 1, 0)
+
+
+def program_finding(rule: type[RuleMeta] | RuleMeta, entry: ModuleFacts, message: str, fix: Fix | None = None) -> Finding:
+    at = entry_position(entry)
+    return Finding(rule.code, rule.name, message, entry.path, at, at, fix)
+
+
+def insert_on_main_path(
+    entry: ModuleFacts,
+    modules: Sequence[str],
+    statements: Callable[[dict[str, str], str], list[str]],
+    message: str,
+    uses_seed: bool = True,
+) -> Fix | None:
+    """A fix inserting `statements(names, seed)` where the main path starts. `names` maps each of
+    `modules` to the name that denotes it in the entry module (imports are added when missing);
+    `seed` is the seed value in scope there, or a new module constant `SEED = 0` (when `uses_seed`)."""
+    facts = entry.fix
+    if facts is None or facts.main_path is None:
+        return None
+    point = facts.main_path
+    newline = facts.newline
+    header = [_IMPORTS[module] for module in modules if facts.alias(module) is None]
+    names = {module: facts.alias(module) or _DEFAULT_NAMES.get(module, module) for module in modules}
+    seed = point.seed
+    top = "".join(line + newline for line in header)
+    if seed is None and uses_seed:
+        top += f"{newline}SEED = 0{newline}"
+        seed = "SEED"
+    body = "".join(point.indent + line + newline for line in statements(names, seed or ""))
+    if top and facts.import_line == point.line:
+        return Fix(Applicability.UNSAFE, message, (_insert(point.line, top + body),))
+    edits = [_insert(facts.import_line, top)] if top else []
+    edits.append(_insert(point.line, body))
+    return Fix(Applicability.UNSAFE, message, tuple(edits))
+
+
+def _insert(line: int, text: str) -> Edit:
+    at = Position(line, 0)
+    return Edit(at, at, text)

@@ -1,0 +1,28 @@
+"""Analysing a program parses each file once, whatever the number of rules and programs."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import repro_lint.analysis as analysis
+from repro_lint.api import lint_paths
+from repro_lint.config import Settings
+
+
+def test_each_file_is_parsed_once(project, monkeypatch):
+    root = project({
+        "train.py": "import torch\nfrom utils.seed import seed_all\nif __name__ == '__main__':\n    seed_all()\n    torch.nn.Linear(2, 2)(torch.ones(2)).sum().backward()\n",
+        "eval.py": "import torch\nfrom utils.seed import seed_all\nif __name__ == '__main__':\n    seed_all()\n    torch.rand(2)\n",
+        "utils/__init__.py": "",
+        "utils/seed.py": "import torch\ndef seed_all():\n    torch.manual_seed(0)\n",
+    })
+    parsed: Counter[str] = Counter()
+    real_parse = analysis.parse
+
+    def counting_parse(text: str):
+        parsed[text] += 1
+        return real_parse(text)
+
+    monkeypatch.setattr(analysis, "parse", counting_parse)
+    lint_paths([root / "train.py"], Settings(select=("REP",)))
+    assert len(parsed) == 4 and set(parsed.values()) == {1}

@@ -1,0 +1,276 @@
+"""Fixes of program-level rules, each checked for output, idempotence and re-lint."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from repro_lint.api import lint_paths
+from repro_lint.config import Settings
+
+
+def assert_project_fix(project, before: str, after: str, rule: str, extra: dict[str, str] | None = None, **settings) -> None:
+    root = project({"train.py": before, **(extra or {})})
+    chosen = Settings(select=(rule,), **settings)
+    assert rule in [finding.code for finding in lint_paths([root], chosen).findings]
+    lint_paths([root], chosen, fix=True, unsafe_fixes=True)
+    fixed = (root / "train.py").read_text()
+    assert fixed == textwrap.dedent(after)
+    lint_paths([root], chosen, fix=True, unsafe_fixes=True)
+    assert (root / "train.py").read_text() == fixed
+    assert rule not in [finding.code for finding in lint_paths([root], chosen).findings]
+
+
+def test_rep101_inserts_into_main_block_with_a_new_seed_constant(project):
+    assert_project_fix(
+        project,
+        """\
+        import torch
+
+
+        def main():
+            model = torch.nn.Linear(2, 2)
+            model(torch.ones(2)).sum().backward()
+
+
+        if __name__ == "__main__":
+            main()  # run
+        """,
+        """\
+        import torch
+
+        SEED = 0
+
+
+        def main():
+            model = torch.nn.Linear(2, 2)
+            model(torch.ones(2)).sum().backward()
+
+
+        if __name__ == "__main__":
+            torch.manual_seed(SEED)
+            main()  # run
+        """,
+        "REP101",
+    )
+
+
+def test_rep101_inserts_into_main_function_after_parse_args(project):
+    assert_project_fix(
+        project,
+        """\
+        import argparse
+        import torch
+
+
+        def main():
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--seed", type=int, default=7)
+            args = parser.parse_args()
+            model = torch.nn.Linear(2, 2)
+            model(torch.ones(2)).sum().backward()
+
+
+        if __name__ == "__main__":
+            main()
+        """,
+        """\
+        import argparse
+        import torch
+
+
+        def main():
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--seed", type=int, default=7)
+            args = parser.parse_args()
+            torch.manual_seed(args.seed)
+            model = torch.nn.Linear(2, 2)
+            model(torch.ones(2)).sum().backward()
+
+
+        if __name__ == "__main__":
+            main()
+        """,
+        "REP101",
+    )
+
+
+def test_rep101_uses_existing_seed_constant_and_torch_alias(project):
+    assert_project_fix(
+        project,
+        """\
+        import torch as th
+
+        SEED = 3
+
+        if __name__ == "__main__":
+            net = th.nn.Linear(2, 2)
+            net(th.ones(2)).sum().backward()
+        """,
+        """\
+        import torch as th
+
+        SEED = 3
+
+        if __name__ == "__main__":
+            th.manual_seed(SEED)
+            net = th.nn.Linear(2, 2)
+            net(th.ones(2)).sum().backward()
+        """,
+        "REP101",
+    )
+
+
+def test_rep101_module_level_script(project):
+    assert_project_fix(
+        project,
+        """\
+        import torch
+        model = torch.nn.Linear(2, 2)
+        for step in range(3):
+            model(torch.ones(2)).sum().backward()
+        """,
+        """\
+        import torch
+
+        SEED = 0
+        torch.manual_seed(SEED)
+        model = torch.nn.Linear(2, 2)
+        for step in range(3):
+            model(torch.ones(2)).sum().backward()
+        """,
+        "REP101",
+    )
+
+
+def test_rep102_adds_numpy_import_and_seed_after_torch_seed(project):
+    assert_project_fix(
+        project,
+        """\
+        import torch
+        from numpy.random import rand
+
+        if __name__ == "__main__":
+            torch.manual_seed(0)
+            x = rand(3)
+        """,
+        """\
+        import torch
+        from numpy.random import rand
+        import numpy as np
+
+        SEED = 0
+
+        if __name__ == "__main__":
+            torch.manual_seed(0)
+            np.random.seed(SEED)
+            x = rand(3)
+        """,
+        "REP102",
+    )
+
+
+def test_rep108_gives_the_option_a_default(project):
+    assert_project_fix(
+        project,
+        """\
+        import argparse
+        import torch
+
+        if __name__ == "__main__":
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--seed", type=int, help="seed")  # optional
+            args = parser.parse_args()
+            if args.seed is not None:
+                torch.manual_seed(args.seed)
+            torch.nn.Linear(2, 2)(torch.ones(2)).sum().backward()
+        """,
+        """\
+        import argparse
+        import torch
+
+        if __name__ == "__main__":
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--seed", type=int, help="seed", default=0)  # optional
+            args = parser.parse_args()
+            if args.seed is not None:
+                torch.manual_seed(args.seed)
+            torch.nn.Linear(2, 2)(torch.ones(2)).sum().backward()
+        """,
+        "REP108",
+    )
+
+
+def test_rep302_inserts_after_the_seed(project):
+    assert_project_fix(
+        project,
+        """\
+        import torch
+
+        if __name__ == "__main__":
+            torch.manual_seed(0)
+            model = torch.nn.Linear(2, 2).cuda()
+            model(torch.ones(2).cuda()).sum().backward()
+        """,
+        """\
+        import torch
+
+        if __name__ == "__main__":
+            torch.manual_seed(0)
+            torch.use_deterministic_algorithms(True)
+            torch.backends.cudnn.deterministic = True
+            model = torch.nn.Linear(2, 2).cuda()
+            model(torch.ones(2).cuda()).sum().backward()
+        """,
+        "REP302",
+    )
+
+
+def test_rep304_sets_the_variable_before_importing_torch(project):
+    assert_project_fix(
+        project,
+        """\
+        \"\"\"Train.\"\"\"
+        import torch
+
+        if __name__ == "__main__":
+            torch.manual_seed(0)
+            torch.use_deterministic_algorithms(True)
+            torch.nn.Linear(2, 2).cuda()(torch.ones(2).cuda()).sum().backward()
+        """,
+        """\
+        \"\"\"Train.\"\"\"
+        import os
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+        import torch
+
+        if __name__ == "__main__":
+            torch.manual_seed(0)
+            torch.use_deterministic_algorithms(True)
+            torch.nn.Linear(2, 2).cuda()(torch.ones(2).cuda()).sum().backward()
+        """,
+        "REP304",
+        target_torch_version="2.1",
+    )
+
+
+def test_all_program_fixes_together_reach_a_clean_fixed_point(project):
+    root = project({
+        "train.py": """\
+            import random
+            import torch
+
+            def main():
+                model = torch.nn.Linear(2, 2).cuda()
+                random.shuffle([1, 2, 3])
+                model(torch.ones(2).cuda()).sum().backward()
+
+            if __name__ == "__main__":
+                main()
+        """
+    })
+    settings = Settings(target_torch_version="2.1")
+    lint_paths([root], settings, fix=True, unsafe_fixes=True)
+    assert lint_paths([root], settings).findings == []
+    compile((root / "train.py").read_text(), "train.py", "exec")

@@ -1,0 +1,298 @@
+"""Program-level rules on multi-file projects: REP101, REP102, REP108, REP302, REP304."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from repro_lint.api import lint_paths
+from repro_lint.config import Settings
+
+UNSEEDED_MAIN = """
+    import torch
+    from models.net import build
+
+    def main():
+        model = build()
+        model(torch.ones(1, 4)).sum().backward()
+
+    if __name__ == "__main__":
+        {seed}main()
+"""
+NET = """
+    import torch.nn as nn
+
+    def build():
+        return nn.Linear(4, 2)
+"""
+
+
+def findings(root: Path, select: str, paths: list[Path] | None = None, **settings: object) -> list[tuple[str, int, str]]:
+    chosen = Settings(select=tuple(select.split(",")), **settings)  # type: ignore[arg-type]
+    result = lint_paths(paths or [root], chosen)
+    return [(Path(f.path).relative_to(root).as_posix() if Path(f.path).is_absolute() else f.path.rsplit(str(root.name) + "/", 1)[-1], f.start.line, f.code) for f in result.findings]
+
+
+def codes(root: Path, select: str, **settings: object) -> list[str]:
+    return [code for _, _, code in findings(root, select, **settings)]
+
+
+# --- REP101: where the seed may come from ---------------------------------------------------------
+
+
+def test_unseeded_program_reports_entry_and_first_use(project):
+    root = project({"train.py": UNSEEDED_MAIN.replace("{seed}", ""), "models/net.py": NET})
+    result = lint_paths([root], Settings(select=("REP101",)))
+    [finding] = result.findings
+    assert finding.path.endswith("train.py") and finding.start.line == 9
+    assert "first use of torch randomness: models/net.py:5 (nn.Linear)" in finding.message
+
+
+@pytest.mark.parametrize(
+    "helper, entry_import, call",
+    [
+        # absolute import, called through two levels of functions
+        ("import torch\ndef _inner(s):\n    torch.manual_seed(s)\ndef seed_all(s):\n    _inner(s)\n", "from utils.seeding import seed_all", "seed_all(0)"),
+        # re-export through the package __init__
+        ("import torch\ndef seed_all(s):\n    torch.manual_seed(s)\n", "from utils import seed_all", "seed_all(0)"),
+        # module import and attribute call
+        ("import torch\ndef seed_all(s):\n    torch.manual_seed(s)\n", "import utils.seeding as seeding", "seeding.seed_all(0)"),
+    ],
+)
+def test_seed_in_helper_module(project, helper, entry_import, call):
+    entry = UNSEEDED_MAIN.replace("{seed}", f"{call}\n        ").replace("import torch\n", f"import torch\n    {entry_import}\n", 1)
+    root = project({
+        "train.py": entry,
+        "models/net.py": NET,
+        "utils/__init__.py": "from .seeding import seed_all\n",
+        "utils/seeding.py": helper,
+    })
+    assert codes(root, "REP101") == []
+
+
+def test_relative_import_inside_a_package(project):
+    root = project({
+        "pkg/__init__.py": "",
+        "pkg/seeding.py": "import torch\ndef seed_all():\n    torch.manual_seed(0)\n",
+        "pkg/train.py": "import torch\nfrom .seeding import seed_all\n\nif __name__ == '__main__':\n    seed_all()\n    torch.nn.Linear(2, 2)(torch.ones(2)).sum().backward()\n",
+    })
+    assert codes(root, "REP101") == []
+
+
+def test_helper_defined_but_never_called_does_not_seed(project):
+    root = project({
+        "train.py": UNSEEDED_MAIN.replace("{seed}", "").replace("import torch\n", "import torch\n    from utils.seeding import seed_all\n", 1),
+        "models/net.py": NET,
+        "utils/seeding.py": "import torch\ndef seed_all(s):\n    torch.manual_seed(s)\n",
+    })
+    assert codes(root, "REP101") == ["REP101"]
+
+
+@pytest.mark.parametrize(
+    "imports, seeding",
+    [
+        ("import lightning as L", "L.seed_everything(42)"),
+        ("from pytorch_lightning import seed_everything", "seed_everything(42, workers=True)"),
+        ("import transformers", "transformers.set_seed(42)"),
+        ("from accelerate.utils import set_seed", "set_seed(1)"),
+        ("from transformers import Trainer", "Trainer(model=model).train()"),
+        ("from lightning.pytorch.cli import LightningCLI", "LightningCLI(model)"),
+    ],
+)
+def test_ecosystem_seeding(project, imports, seeding):
+    code = f"import torch\n{imports}\n\nif __name__ == '__main__':\n    model = torch.nn.Linear(2, 2)\n    {seeding}\n    model(torch.ones(2)).sum().backward()\n"
+    assert codes(project({"train.py": code}), "REP101") == []
+
+
+def test_hf_trainer_subclass_in_another_module_seeds(project):
+    root = project({
+        "trainers.py": "from transformers import Trainer\nclass MyTrainer(Trainer):\n    pass\n",
+        "train.py": "import torch\nfrom trainers import MyTrainer\nif __name__ == '__main__':\n    m = torch.nn.Linear(2, 2)\n    MyTrainer(model=m).train()\n    m(torch.ones(2)).sum().backward()\n",
+    })
+    assert codes(root, "REP101") == []
+
+
+def test_lightning_trainer_does_not_seed(project):
+    code = "import torch\nimport lightning as L\nif __name__ == '__main__':\n    m = torch.nn.Linear(2, 2)\n    L.Trainer().fit(m)\n"
+    assert codes(project({"train.py": code}), "REP101") == ["REP101"]
+
+
+def test_user_declared_seed_helper(project):
+    code = "import torch\nfrom mylab.repro import fix_everything\nif __name__ == '__main__':\n    fix_everything()\n    torch.nn.Linear(2, 2)(torch.ones(2)).sum().backward()\n"
+    root = project({"train.py": code})
+    assert codes(root, "REP101") == ["REP101"]
+    assert codes(root, "REP101", seed_helpers=("mylab.repro.fix_everything",)) == []
+
+
+def test_library_module_without_entry_point_is_silent(project):
+    root = project({"models/net.py": NET, "models/blocks.py": "import torch\ndef noise():\n    return torch.randn(3)\n"})
+    assert codes(root, "REP101,REP102,REP302") == []
+
+
+def test_inference_program_that_only_builds_layers_is_silent(project):
+    code = "import torch\nif __name__ == '__main__':\n    m = torch.nn.Linear(2, 2)\n    m.load_state_dict(torch.load('w.pt'))\n    print(m(torch.ones(2)))\n"
+    assert codes(project({"predict.py": code}), "REP101") == []
+
+
+def test_one_file_at_a_time_gives_the_same_answer(project):
+    root = project({
+        "train.py": UNSEEDED_MAIN.replace("{seed}", "").replace("import torch\n", "import torch\n    from utils.seeding import seed_all\n", 1).replace("model = build()", "seed_all(0)\n        model = build()"),
+        "models/net.py": NET,
+        "utils/seeding.py": "import torch\ndef seed_all(s):\n    torch.manual_seed(s)\n",
+        "eval_noise.py": "import torch\nif __name__ == '__main__':\n    torch.rand(3)\n",
+    })
+    whole = findings(root, "REP101")
+    single = [finding for path in ("train.py", "eval_noise.py") for finding in findings(root, "REP101", [root / path])]
+    assert whole == single == [("eval_noise.py", 2, "REP101")]
+    # Linting one file reports nothing in the modules it only reads.
+    assert findings(root, "REP101", [root / "models" / "net.py"]) == []
+
+
+# --- REP102 -----------------------------------------------------------------------------------------
+
+
+def test_numpy_and_random_each_need_a_seed(project):
+    code = "import random\nimport numpy as np\nimport torch\nif __name__ == '__main__':\n    torch.manual_seed(0)\n    np.random.seed(0)\n    x = np.random.rand(3)\n    random.shuffle([1, 2])\n"
+    [finding] = lint_paths([project({"prep.py": code})], Settings(select=("REP102",))).findings
+    assert "never seeds Python's global `random`" in finding.message and "prep.py:8 (random.shuffle)" in finding.message
+
+
+def test_generator_objects_need_no_global_seed(project):
+    code = "import numpy as np\nif __name__ == '__main__':\n    rng = np.random.default_rng(0)\n    rng.random(3)\n"
+    assert codes(project({"prep.py": code}), "REP102") == []
+
+
+def test_dataset_getitem_draws_are_reseeded_in_workers(project):
+    dataset = "import random\nimport torch\nclass Crops(torch.utils.data.Dataset):\n    def __getitem__(self, i):\n        return random.random()\n"
+    entry = "import torch\nfrom data import Crops\nif __name__ == '__main__':\n    torch.manual_seed(0)\n    for x in torch.utils.data.DataLoader(Crops(), num_workers={n}):\n        pass\n"
+    assert codes(project({"data.py": dataset, "train.py": entry.replace("{n}", "4")}), "REP102") == []
+    assert codes(project({"data.py": dataset, "train.py": entry.replace("{n}", "0")}), "REP102") == ["REP102"]
+
+
+# --- REP108 -----------------------------------------------------------------------------------------
+
+GUARDED = """
+    import argparse
+    import torch
+
+    def main(args):
+        if args.seed is not None:
+            torch.manual_seed(args.seed)
+        torch.nn.Linear(2, 2)(torch.ones(2)).sum().backward()
+
+    if __name__ == "__main__":
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--seed", type=int{default})
+        main(parser.parse_args())
+"""
+
+
+def test_seed_guarded_by_none_default_option_is_rep108_not_rep101(project):
+    root = project({"train.py": GUARDED.replace("{default}", "")})
+    assert findings(root, "REP101,REP108") == [("train.py", 12, "REP108")]
+
+
+@pytest.mark.parametrize("default", [", default=0", ", required=True"])
+def test_seed_option_with_a_value_is_fine(project, default):
+    assert codes(project({"train.py": GUARDED.replace("{default}", default)}), "REP101,REP108") == []
+
+
+def test_dataclass_seed_field(project):
+    code = (
+        "from dataclasses import dataclass\nfrom typing import Optional\nimport torch\n"
+        "@dataclass\nclass Config:\n    seed: Optional[int] = None\n"
+        "if __name__ == '__main__':\n    cfg = Config()\n    if cfg.seed is not None:\n        torch.manual_seed(cfg.seed)\n"
+        "    torch.nn.Linear(2, 2)(torch.ones(2)).sum().backward()\n"
+    )
+    assert findings(project({"train.py": code}), "REP108") == [("train.py", 6, "REP108")]
+
+
+# --- REP302 -----------------------------------------------------------------------------------------
+
+CUDA_TRAIN = """
+    import torch
+
+    def train():
+        torch.manual_seed(0)
+        {det}model = torch.nn.Conv2d(3, 3, 3).{device}
+        model(torch.ones(1, 3, 4, 4).{device}).sum().backward()
+
+    if __name__ == "__main__":
+        train()
+"""
+
+
+@pytest.mark.parametrize("device", ["cuda()", "to('cuda')", "to(torch.device('cuda:0'))"])
+def test_cuda_program_without_determinism(project, device):
+    root = project({"train.py": CUDA_TRAIN.replace("{det}", "").replace("{device}", device)})
+    assert findings(root, "REP302") == [("train.py", 9, "REP302")]
+
+
+@pytest.mark.parametrize(
+    "det",
+    [
+        "torch.use_deterministic_algorithms(True)\n        ",
+        "torch.backends.cudnn.deterministic = True\n        ",
+        "torch.use_deterministic_algorithms(True, warn_only=True)\n        ",
+    ],
+)
+def test_cuda_program_with_determinism(project, det):
+    assert codes(project({"train.py": CUDA_TRAIN.replace("{det}", det).replace("{device}", "cuda()")}), "REP302") == []
+
+
+def test_cpu_program_is_not_reported(project):
+    assert codes(project({"train.py": CUDA_TRAIN.replace("{det}", "").replace("{device}", "to('cpu')")}), "REP302") == []
+
+
+def test_device_chosen_by_is_available_counts_as_cuda(project):
+    code = CUDA_TRAIN.replace("{det}", "dev = 'cuda' if torch.cuda.is_available() else 'cpu'\n        ").replace("{device}", "to(dev)")
+    assert codes(project({"train.py": code}), "REP302") == ["REP302"]
+
+
+def test_explicit_off_is_reported_once_at_the_assignment(project):
+    det = "torch.use_deterministic_algorithms(False)\n        "
+    assert findings(project({"train.py": CUDA_TRAIN.replace("{det}", det).replace("{device}", "cuda()")}), "REP302") == [("train.py", 6, "REP302")]
+
+
+def test_lightning_deterministic_trainer(project):
+    code = "import torch\nimport lightning as L\nif __name__ == '__main__':\n    torch.manual_seed(0)\n    L.Trainer(accelerator='gpu', deterministic=True).fit(torch.nn.Linear(2, 2))\n"
+    assert codes(project({"train.py": code}), "REP302") == []
+    assert codes(project({"train.py": code.replace(", deterministic=True", "")}), "REP302") == ["REP302"]
+
+
+# --- REP304 -----------------------------------------------------------------------------------------
+
+DET_CUDA = CUDA_TRAIN.replace("{det}", "torch.use_deterministic_algorithms(True)\n        ").replace("{device}", "cuda()")
+
+
+def test_rep304_silent_without_declared_version(project):
+    assert codes(project({"train.py": DET_CUDA}), "REP304") == []
+
+
+def test_rep304_fires_for_declared_old_torch(project):
+    root = project({"train.py": DET_CUDA, "requirements.txt": "numpy\ntorch==2.1.0\n"})
+    assert findings(root, "REP304") == [("train.py", 10, "REP304")]
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {"requirements.txt": "torch>=2.10\n"},
+        {"requirements.txt": "torch\n"},
+        {"requirements.txt": "torch==2.1.0\n", "scripts/run.sh": "export CUBLAS_WORKSPACE_CONFIG=:4096:8\npython train.py\n"},
+    ],
+)
+def test_rep304_silent_for_new_torch_or_config_set(project, extra):
+    assert codes(project({"train.py": DET_CUDA, **extra}), "REP304") == []
+
+
+def test_rep304_set_in_code(project):
+    code = "import os\nos.environ['CUBLAS_WORKSPACE_CONFIG'] = ':4096:8'\n" + DET_CUDA
+    assert codes(project({"train.py": code, "requirements.txt": "torch==2.1.0\n"}), "REP304") == []
+
+
+def test_rep304_pyproject_and_setting(project):
+    root = project({"train.py": DET_CUDA}, '[project]\nname = "x"\ndependencies = ["torch>=1.13,<3"]\n')
+    assert codes(root, "REP304") == ["REP304"]
+    assert codes(project({"train.py": DET_CUDA}), "REP304", target_torch_version="2.4") == ["REP304"]
