@@ -30,6 +30,7 @@ class Event:
     line: int
     what: str
     rng: str = ""
+    column: int = 0
     guard: str | None = None
     in_worker: bool = False
 

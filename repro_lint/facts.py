@@ -321,7 +321,11 @@ class FactsCollector:
             return tuple(CallFact(targets, method, line_of(node), guard) for node, targets, method, guard in body.calls)
 
         def events(body: _Body) -> tuple[Event, ...]:
-            return tuple(replace(event, line=line_of(node)) for node, event in body.events)
+            return tuple(
+                replace(event, line=start.line, column=start.column)
+                for node, event in body.events
+                for start in (positions.start(node),)
+            )
 
         bindings = self.context.resolver.module_bindings()
         return ModuleFacts(

@@ -269,6 +269,24 @@ class ProjectModel:
                     return found
         return None
 
+    def functions_drawing(self, rng: str) -> frozenset[str]:
+        """Project functions that draw from `rng`, directly or through the functions they call."""
+        drawing = {
+            name
+            for name, function in self.functions.items()
+            if any(event.kind in ("consume", "init") and event.rng == rng for event in function.events)
+        }
+        changed = True
+        while changed:
+            changed = False
+            for name, function in self.functions.items():
+                if name not in drawing and any(
+                    callee in drawing for call in function.calls for callee in self.callees(call, self._module_of_function[name])
+                ):
+                    drawing.add(name)
+                    changed = True
+        return frozenset(drawing)
+
     def spawns_workers(self, program: Program) -> bool:
         return any(self.modules[module].spawns_workers for module in program.modules)
 

@@ -17,7 +17,7 @@ def test_pyproject_table_is_read(project):
         '[tool.repro-lint.per-file-ignores]\n"tests/*" = ["REP3"]\n',
     )
     settings = load_settings(None, root)
-    assert settings.enabled_codes == {"REP203", "REP301"}
+    assert settings.enabled_codes == {code for code in REGISTRY if code.startswith("REP2") and code != "REP204"} | {"REP301"}
     assert settings.seed_helpers == ("mypkg.fix_seed",)
     assert settings.entry_points == ("scripts/*.py",)
     assert settings.target_torch_version == "2.1"
@@ -70,8 +70,8 @@ def test_per_file_ignores_apply_to_findings(project):
 
 
 def test_cli_overrides():
-    settings = Settings(select=("REP2",)).with_overrides(None, ["REP301"], ["REP204"])
-    assert settings.enabled_codes == {"REP203", "REP301"}
+    settings = Settings(select=("REP20",)).with_overrides(None, ["REP301"], ["REP204"])
+    assert settings.enabled_codes == {code for code in REGISTRY if code.startswith("REP20") and code != "REP204"} | {"REP301"}
     assert Settings().with_overrides(["REP30"], ["REP104"], ["REP302"]).enabled_codes == {
         code for code in REGISTRY if code.startswith("REP30") and code != "REP302"
     } | {"REP104"}

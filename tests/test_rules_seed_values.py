@@ -95,3 +95,33 @@ def test_rep104_names_the_source():
 
     [finding] = lint("import time, torch\ntorch.manual_seed(int(time.time()))\n", "REP104")
     assert "comes from the clock (`time.time()`)" in finding.message
+
+
+# --- REP105 seed-after-randomness -------------------------------------------------------------------
+
+REP105_FIRES = [
+    "import torch\nmodel = torch.nn.Linear(2, 2)\ntorch.manual_seed(0)\n",
+    "import torch\ndef main():\n    x = torch.randn(3)\n    torch.manual_seed(0)\n",
+    "import torch\ndef build():\n    return torch.nn.Conv2d(3, 3, 3)\ndef main():\n    net = build()\n    torch.manual_seed(0)\n",
+    "import torch\nimport lightning as L\ndef main():\n    loader = torch.utils.data.RandomSampler(range(3))\n    L.seed_everything(1)\n",
+]
+
+REP105_SILENT = [
+    "import torch\ntorch.manual_seed(0)\nmodel = torch.nn.Linear(2, 2)\n",
+    # The consumer lives in a function that is not called before the seed.
+    "import torch\ndef build():\n    return torch.nn.Linear(2, 2)\ntorch.manual_seed(0)\nmodel = build()\n",
+    # Seed and draw in different functions.
+    "import torch\ndef a():\n    torch.nn.Linear(2, 2)\ndef b():\n    torch.manual_seed(0)\n",
+    # Only numpy drew before the torch seed.
+    "import numpy as np\nimport torch\nx = np.random.rand(3)\ntorch.manual_seed(0)\n",
+]
+
+
+@pytest.mark.parametrize("code", REP105_FIRES)
+def test_rep105_fires(code):
+    assert codes(code, "REP105") == ["REP105"]
+
+
+@pytest.mark.parametrize("code", REP105_SILENT)
+def test_rep105_silent(code):
+    assert codes(code, "REP105") == []

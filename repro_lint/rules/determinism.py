@@ -152,7 +152,7 @@ class DeterministicAlgorithmsNotEnabled(ProgramRule):
                     key = (located.module.path, located.event.line)
                     if key not in reported:
                         reported.add(key)
-                        at = Position(located.event.line, 0)
+                        at = Position(located.event.line, located.event.column)
                         yield Finding(
                             self.code,
                             self.name,

@@ -15,6 +15,7 @@ from repro_lint.program import Located, Program, ProjectModel
 from repro_lint.program_fixes import insert_on_main_path, program_finding
 from repro_lint.rules.base import Applicability, Finding, Fix, FixAvailability, ProgramRule, Rule, register
 from repro_lint.seed_values import SeedValues
+from repro_lint.source import Position
 
 _RNG_NAMES = {TORCH: "torch", NUMPY: "numpy's global RNG", RANDOM: "Python's global `random`"}
 
@@ -251,3 +252,45 @@ def _assignments(scope: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
     for statement in statements:
         statement.visit(visitor)
     return visitor.values
+
+
+@register
+class SeedAfterRandomness(ProgramRule):
+    """A torch seed placed after code in the same body that already drew from torch's RNG."""
+
+    code = "REP105"
+    name = "seed-after-randomness"
+
+    def check(self, project: ProjectModel) -> Iterator[Finding]:
+        consuming = project.functions_drawing(TORCH)
+        for facts in project.modules.values():
+            bodies = [(facts.module_events, facts.module_calls)]
+            bodies += [(function.events, function.calls) for function in facts.functions]
+            for events, calls in bodies:
+                seeds = [event for event in events if event.kind == "seed" and event.rng == TORCH]
+                if not seeds:
+                    continue
+                seed = seeds[0]
+                earlier = [
+                    (event.line, f"{facts.path}:{event.line} ({event.what})")
+                    for event in events
+                    if event.kind in ("consume", "init") and event.rng == TORCH and event.line < seed.line
+                ]
+                earlier += [
+                    (call.line, f"{facts.path}:{call.line} (calls {callee.rpartition('.')[2]}, which draws from it)")
+                    for call in calls
+                    if call.line < seed.line
+                    for callee in project.callees(call, facts.module)
+                    if callee in consuming
+                ]
+                if earlier:
+                    at = Position(seed.line, seed.column)
+                    yield Finding(
+                        self.code,
+                        self.name,
+                        f"`{seed.what}` runs after code that already drew from torch's RNG ({min(earlier)[1]}), so what "
+                        "was drawn before it is not seeded; seed before the first draw",
+                        facts.path,
+                        at,
+                        at,
+                    )
