@@ -101,9 +101,17 @@ def _main_path(context: FileContext, guard: cst.If | None, positions: Positions)
     if not isinstance(guard.body, cst.IndentedBlock):
         return None
     blocks: list[tuple[list[cst.BaseStatement], str, cst.IndentedBlock]] = [(_statements(guard.body), _indent(guard.body, "", module), guard.body)]
-    called = _first_called_function(guard, module)
+    called, call = _first_called_function(guard, module)
     if called is not None and isinstance(called.body, cst.IndentedBlock):
-        blocks.append((_statements(called.body), _indent(called.body, "", module), called.body))
+        statements = _statements(called.body)
+        indent = _indent(called.body, "", module)
+        blocks.append((statements, indent, called.body))
+        # `train(parser.parse_args())`: the parsed options arrive as the function's first parameter.
+        parameter = _parsed_options_parameter(called, call)
+        if parameter is not None and option.defined and not option.may_be_none and statements:
+            first = 1 if _is_docstring(statements[0]) and len(statements) > 1 else 0
+            start = positions.start(statements[first]).line
+            return InsertionPoint(_after_seeding(statements, first - 1, positions, start), indent, f"{parameter}.seed")
 
     for statements, indent, block in blocks:
         for index, statement in enumerate(statements):
@@ -136,8 +144,8 @@ def _after_seeding(statements: list[cst.BaseStatement], index: int, positions: P
     return line
 
 
-def _first_called_function(guard: cst.If, module: cst.Module) -> cst.FunctionDef | None:
-    """The module's own function the `__main__` block calls first (`main()`, `train(args)`)."""
+def _first_called_function(guard: cst.If, module: cst.Module) -> tuple[cst.FunctionDef | None, cst.Call | None]:
+    """The module's own function the `__main__` block calls first (`main()`, `train(args)`), and the call."""
     defined = {statement.name.value: statement for statement in module.body if isinstance(statement, cst.FunctionDef)}
     for statement in _statements(guard.body):
         if not isinstance(statement, cst.SimpleStatementLine):
@@ -145,8 +153,17 @@ def _first_called_function(guard: cst.If, module: cst.Module) -> cst.FunctionDef
         for small in statement.body:
             value = small.value if isinstance(small, (cst.Expr, cst.Assign)) else None
             if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in defined:
-                return defined[value.func.value]
-    return None
+                return defined[value.func.value], value
+    return None, None
+
+
+def _parsed_options_parameter(function: cst.FunctionDef, call: cst.Call | None) -> str | None:
+    """The parameter receiving `parser.parse_args()` when the call passes it as the first argument."""
+    if call is None or not call.args or not function.params.params:
+        return None
+    first = call.args[0].value
+    parses = isinstance(first, cst.Call) and (dotted_name(first.func) or "").rpartition(".")[2] in _PARSE_CALLS
+    return function.params.params[0].name.value if parses and call.args[0].keyword is None else None
 
 
 def _import_line(module: cst.Module, positions: Positions) -> int:

@@ -274,3 +274,43 @@ def test_all_program_fixes_together_reach_a_clean_fixed_point(project):
     lint_paths([root], settings, fix=True, unsafe_fixes=True)
     assert lint_paths([root], settings).findings == []
     compile((root / "train.py").read_text(), "train.py", "exec")
+
+
+def test_rep101_uses_parsed_options_passed_to_the_main_function(project):
+    assert_project_fix(
+        project,
+        """\
+        import argparse
+        import torch
+
+
+        def train(args):
+            \"\"\"Train.\"\"\"
+            model = torch.nn.Linear(2, 2)
+            model(torch.ones(2)).sum().backward()
+
+
+        if __name__ == "__main__":
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--seed", type=int, default=0)
+            train(parser.parse_args())
+        """,
+        """\
+        import argparse
+        import torch
+
+
+        def train(args):
+            \"\"\"Train.\"\"\"
+            torch.manual_seed(args.seed)
+            model = torch.nn.Linear(2, 2)
+            model(torch.ones(2)).sum().backward()
+
+
+        if __name__ == "__main__":
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--seed", type=int, default=0)
+            train(parser.parse_args())
+        """,
+        "REP101",
+    )
