@@ -17,6 +17,7 @@ from repro_lint.events import Event, assignment_events, call_events, environment
 from repro_lint.fix_points import EntryFixFacts, entry_fix_facts
 from repro_lint.names import dotted_name, import_from_module
 from repro_lint.positions import Positions
+from repro_lint.seed_values import seed_option
 from repro_lint.rules.base import Edit
 from repro_lint.source import Position
 
@@ -26,7 +27,6 @@ _ANY_RECEIVER_TRAINING_METHODS = frozenset({"backward"})
 _NAMED_RECEIVER_TRAINING_METHODS = {"step": "optim", "fit": "trainer", "train": "trainer"}
 # Methods a DataLoader worker calls: global `random`/numpy draws there are reseeded per worker.
 _WORKER_METHODS = frozenset({"__getitem__", "__getitems__", "__iter__", "__call__"})
-SEED_FLAGS = frozenset({"--seed", "--random-seed", "--random_seed", "--manual-seed", "--manual_seed"})
 
 
 @dataclass(frozen=True)
@@ -271,20 +271,17 @@ class FactsCollector:
                     if referenced:
                         body.calls.append((node, tuple(sorted(referenced)), None, guard))
         self._record(node, [*call_events(node, targets, 0, self._seed_helpers), *environment_call_events(node, 0)])
-        if method == "add_argument":
-            self._argparse_option(node)
+        self._argparse_option(node)
         if "torch.utils.data.DataLoader" in targets or "torch.utils.data.dataloader.DataLoader" in targets:
             workers = argument(node, "num_workers", 5)
             self._spawns_workers |= workers is not None and literal(workers.value) != 0
 
     def _argparse_option(self, node: cst.Call) -> None:
-        flags = [literal(arg.value) for arg in node.args if arg.keyword is None]
-        flag = next((flag for flag in flags if flag in SEED_FLAGS), None)
-        if flag is None:
+        option = seed_option(node)
+        if option is None:
             return
+        flag, is_none = option
         default = argument(node, "default")
-        required = argument(node, "required")
-        is_none = (default is None or literal(default.value) is None) and not (required and literal(required.value) is True)
         if default is None:
             self._options.append((node, str(flag), is_none, node, self.context.code_for(with_keyword(node, "default", "0"))))
         else:

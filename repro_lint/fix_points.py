@@ -13,12 +13,11 @@ from dataclasses import dataclass
 import libcst as cst
 
 from repro_lint.context import FileContext
-from repro_lint.edits import argument, literal
+from repro_lint.seed_values import CONFIG_OBJECTS, PARSED_OBJECTS, ArgparseSeed
 from repro_lint.names import dotted_name
 from repro_lint.positions import Positions
 
 FIX_MODULES = ("os", "random", "numpy", "torch")
-_CONFIG_OBJECTS = ("args", "opt", "opts", "cfg", "config", "hparams", "params", "conf")
 _SEED_CONSTANTS = ("SEED", "RANDOM_SEED", "GLOBAL_SEED", "seed")
 _SEEDS_SOMETHING = re.compile(r"(manual_seed|seed_everything|set_seed|random\.seed|\.seed)\s*\(")
 _PARSE_CALLS = ("parse_args", "parse_known_args", "parse_args_into_dataclasses")
@@ -65,30 +64,16 @@ def _assigned_config(statement: cst.BaseStatement, text: str, has_seed_option: b
     value = assign.value
     parses = isinstance(value, cst.Call) and (dotted_name(value.func) or "").rpartition(".")[2] in _PARSE_CALLS
     if (parses and has_seed_option) or (
-        (parses or target.value in _CONFIG_OBJECTS) and re.search(rf"\b{target.value}\.seed\b", text)
+        (parses or target.value in CONFIG_OBJECTS) and re.search(rf"\b{target.value}\.seed\b", text)
     ):
         return f"{target.value}.seed"
     return None
 
 
-class _SeedOptionDefault(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.defined = False
-        self.may_be_none = False
-
-    def visit_Call(self, node: cst.Call) -> None:
-        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "add_argument":
-            flags = [literal(arg.value) for arg in node.args if arg.keyword is None]
-            if "--seed" in flags:
-                self.defined = True
-                default = argument(node, "default")
-                self.may_be_none |= default is None or literal(default.value) is None
-
-
 def _main_path(context: FileContext, guard: cst.If | None, positions: Positions) -> InsertionPoint | None:
     module = context.module
     text = module.code
-    option = _SeedOptionDefault()
+    option = ArgparseSeed()
     module.visit(option)
     constant = next((name for name in _SEED_CONSTANTS if context.resolver.is_bound(name, [module])), None)
 
@@ -116,7 +101,7 @@ def _main_path(context: FileContext, guard: cst.If | None, positions: Positions)
     for statements, indent, block in blocks:
         for index, statement in enumerate(statements):
             seed = _assigned_config(statement, text, option.defined)
-            if seed is None or (option.may_be_none and seed.split(".")[0] in ("args", "opt", "opts")):
+            if seed is None or (option.may_be_none and seed.split(".")[0] in PARSED_OBJECTS):
                 continue
             after = _after_seeding(statements, index, positions)
             return InsertionPoint(after, indent, seed)

@@ -54,6 +54,7 @@ class ProjectModel:
             function.qualname: facts.module for facts in self.modules.values() for function in facts.functions
         }
         self._methods: dict[str, list[str]] = {}
+        self._kinds: dict[str, frozenset[str]] = {}
         for qualname in sorted(self.functions):
             self._methods.setdefault(qualname.rpartition(".")[2], []).append(qualname)
 
@@ -100,10 +101,6 @@ class ProjectModel:
         if found in self.functions:
             return (found,)
         return tuple(f"{found}.{method}" for method in _IMPLICIT_METHODS if f"{found}.{method}" in self.functions)
-
-    def resolve_function(self, qualified: str, importer: str | None = None) -> str | None:
-        found = self.resolve_functions(qualified, importer)
-        return found[0] if found else None
 
     def resolve_symbol(self, qualified: str, importer: str | None = None, depth: int = 0) -> str | None:
         """The project function or class a qualified name denotes, following re-exports through
@@ -293,6 +290,31 @@ class ProjectModel:
     def only_reached_by_non_training_programs(self, module: str) -> bool:
         reaching = list(self.programs_reaching(module))
         return bool(reaching) and not any(program.trains for program in reaching)
+
+    def program_satisfies(self, program: Program, condition: Iterable[str]) -> bool:
+        """Whether `program` meets every requirement of a rule's program condition: "trains",
+        "cuda" (some of its work runs on CUDA), "nondeterministic" (deterministic algorithms are never
+        switched on globally; `cudnn.deterministic` alone covers only cuDNN, and a value that cannot
+        be known counts as on, so the rule stays silent)."""
+        kinds = self._event_kinds(program)
+        checks = {"trains": program.trains, "cuda": "cuda" in kinds, "nondeterministic": "deterministic" not in kinds}
+        return all(checks[requirement] for requirement in condition)
+
+    def reached_by_program_where(self, module: str, condition: Iterable[str]) -> bool:
+        """Whether some program that reaches `module` meets `condition`."""
+        required = tuple(condition)
+        return any(self.program_satisfies(program, required) for program in self.programs_reaching(module))
+
+    def _event_kinds(self, program: Program) -> frozenset[str]:
+        cached = self._kinds.get(program.entry.module)
+        if cached is None:
+            cached = frozenset(
+                located.event.kind
+                for located in self.events(program)
+                if not (located.event.kind == "deterministic" and located.event.what == "cudnn.deterministic = True")
+            )
+            self._kinds[program.entry.module] = cached
+        return cached
 
 
 @dataclass(frozen=True)

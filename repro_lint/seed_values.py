@@ -15,40 +15,51 @@ from repro_lint.context import FileContext
 from repro_lint.edits import argument, literal
 
 SEED_NAMES = ("seed", "random_seed", "SEED", "RANDOM_SEED", "GLOBAL_SEED")
-_CONFIG_OBJECTS = ("args", "opt", "opts", "cfg", "config", "hparams", "params", "conf")
+CONFIG_OBJECTS = ("args", "opt", "opts", "cfg", "config", "hparams", "params", "conf")
+# Objects argparse fills: their `.seed` is None when a `--seed` option has no default.
+PARSED_OBJECTS = ("args", "opt", "opts")
+SEED_FLAGS = frozenset({"--seed", "--random-seed", "--random_seed", "--manual-seed", "--manual_seed"})
 DEFAULT_SEED = "0"
 
 
-class _ArgparseSeed(cst.CSTVisitor):
-    """Finds `parser.add_argument("--seed", ...)` and whether its default can be None."""
+def seed_option(node: cst.Call) -> tuple[str, bool] | None:
+    """For `parser.add_argument("--seed", ...)`: the flag, and whether its value can be None."""
+    func = node.func
+    if not (isinstance(func, cst.Attribute) and func.attr.value == "add_argument"):
+        return None
+    flags = [literal(arg.value) for arg in node.args if arg.keyword is None]
+    flag = next((flag for flag in flags if flag in SEED_FLAGS), None)
+    if flag is None:
+        return None
+    default = argument(node, "default")
+    required = argument(node, "required")
+    may_be_none = (default is None or literal(default.value) is None) and not (required and literal(required.value) is True)
+    return str(flag), may_be_none
+
+
+class ArgparseSeed(cst.CSTVisitor):
+    """Whether a module defines a `--seed` option, and whether its value can be None."""
 
     def __init__(self) -> None:
         self.defined = False
         self.may_be_none = False
 
     def visit_Call(self, node: cst.Call) -> None:
-        func = node.func
-        if not (isinstance(func, cst.Attribute) and func.attr.value == "add_argument"):
-            return
-        flags = [literal(arg.value) for arg in node.args if arg.keyword is None]
-        if not any(flag in ("--seed", "--random-seed", "--random_seed") for flag in flags):
-            return
-        self.defined = True
-        default = argument(node, "default")
-        required = argument(node, "required")
-        if (default is None or literal(default.value) is None) and not (required and literal(required.value) is True):
-            self.may_be_none = True
+        option = seed_option(node)
+        if option is not None:
+            self.defined = True
+            self.may_be_none |= option[1]
 
 
 class SeedValues:
     def __init__(self, context: FileContext) -> None:
         self.context = context
-        self._argparse: _ArgparseSeed | None = None
+        self._argparse: ArgparseSeed | None = None
         self._source: str | None = None
 
-    def _argparse_seed(self) -> _ArgparseSeed:
+    def _argparse_seed(self) -> ArgparseSeed:
         if self._argparse is None:
-            self._argparse = _ArgparseSeed()
+            self._argparse = ArgparseSeed()
             self.context.module.visit(self._argparse)
         return self._argparse
 
@@ -63,10 +74,10 @@ class SeedValues:
         for name in SEED_NAMES:
             if resolver.is_bound(name, scopes):
                 return name
-        for name in _CONFIG_OBJECTS:
+        for name in CONFIG_OBJECTS:
             if not resolver.is_bound(name, scopes) or not re.search(rf"\b{name}\.seed\b", self._text()):
                 continue
-            if name in ("args", "opt", "opts") and self._argparse_seed().defined and self._argparse_seed().may_be_none:
+            if name in PARSED_OBJECTS and self._argparse_seed().may_be_none:
                 continue
             return f"{name}.seed"
         return DEFAULT_SEED
