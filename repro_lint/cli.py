@@ -12,6 +12,7 @@ from repro_lint.config import ConfigError, load_settings
 from repro_lint.discovery import MissingPath
 from repro_lint.output import json_output, text
 from repro_lint.pages import page_text
+from repro_lint.probe.cli import probe
 from repro_lint.registry import REGISTRY
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -112,3 +113,6 @@ def explain(code: str) -> None:
     if page is None:
         _fail(f"no documentation page found for {code}")
     click.echo(page, nl=False)
+
+
+main.add_command(probe)
