@@ -10,7 +10,8 @@ import click
 from repro_lint.api import lint_paths
 from repro_lint.config import ConfigError, load_settings
 from repro_lint.discovery import MissingPath
-from repro_lint.output import json_output, text
+from repro_lint.output import text
+from repro_lint.output.report import FORMATS, render_report, write_report
 from repro_lint.pages import page_text
 from repro_lint.probe.cli import probe
 from repro_lint.registry import REGISTRY
@@ -34,6 +35,19 @@ def main() -> None:
     """Find and fix the hidden randomness that makes PyTorch training runs irreproducible."""
 
 
+def _emit(report: str, output_file: Path | None, summary: str | None) -> None:
+    """Print the report, or write it to `output_file` and print only the summary line."""
+    if output_file is None:
+        click.echo(report, nl=False)
+        return
+    try:
+        write_report(output_file, report)
+    except OSError as error:
+        _fail(f"cannot write {output_file}: {error.strerror or error}")
+    if summary is not None:
+        click.echo(summary)
+
+
 @main.command()
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--select", multiple=True, help="Only these codes or prefixes (comma-separated).")
@@ -42,7 +56,12 @@ def main() -> None:
 @click.option("--fix", is_flag=True, help="Apply safe fixes.")
 @click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes that may slow training or change behaviour.")
 @click.option("--diff", is_flag=True, help="Print the fixes as a unified diff; change nothing.")
-@click.option("--output-format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--output-format", type=click.Choice(FORMATS), default="text", show_default=True)
+@click.option(
+    "--output-file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Write the report to FILE (atomically); the terminal gets only the summary.",
+)
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
 @click.option("--statistics", is_flag=True, help="Count findings by code instead of listing them.")
 @click.option("--config", "config_file", type=click.Path(path_type=Path, dir_okay=False), help="Configuration file.")
@@ -56,6 +75,7 @@ def check(
     unsafe_fixes: bool,
     diff: bool,
     output_format: str,
+    output_file: Path | None,
     exit_zero: bool,
     statistics: bool,
     config_file: Path | None,
@@ -73,19 +93,14 @@ def check(
         return
 
     if diff:
-        click.echo("".join(result.diffs), nl=False)
+        _emit("".join(result.diffs), output_file, None)
         sys.exit(EXIT_FINDINGS if result.diffs and not exit_zero else EXIT_OK)
 
-    if output_format == "json":
-        click.echo(json_output.render(result.findings))
-    elif statistics:
-        for row in text.statistics(result.findings):
-            click.echo(row)
-    else:
-        for finding in result.findings:
-            click.echo(text.finding_line(finding))
-        if not quiet:
-            click.echo(text.summary(result.findings, result.fixed if fix else None, unsafe_fixes))
+    fixed = result.fixed if fix else None
+    report = render_report(
+        output_format, result.findings, fixed=fixed, unsafe_fixes=unsafe_fixes, statistics=statistics, quiet=quiet
+    )
+    _emit(report, output_file, None if quiet else text.summary(result.findings, fixed, unsafe_fixes))
     sys.exit(EXIT_FINDINGS if result.findings and not exit_zero else EXIT_OK)
 
 

@@ -1,0 +1,64 @@
+"""The report of one `repro-lint check`, in the chosen format, and where it goes: standard output or
+a file written atomically (a CI step reading it never sees half a report)."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from repro_lint.output import github, json_output, sarif, text
+from repro_lint.rules.base import Finding
+
+FORMATS = ("text", "json", "sarif", "github")
+MACHINE_FORMATS = {"json": json_output.render, "sarif": sarif.render, "github": github.render}
+
+
+def render_report(
+    output_format: str,
+    findings: Sequence[Finding],
+    *,
+    fixed: int | None = None,
+    unsafe_fixes: bool = False,
+    statistics: bool = False,
+    quiet: bool = False,
+) -> str:
+    """The whole report as text, each line ending in a newline (empty when there is nothing to say).
+    Machine formats are the findings only: `--statistics` and the summary are for people."""
+    if output_format in MACHINE_FORMATS:
+        rendered = MACHINE_FORMATS[output_format](findings)
+        return rendered + "\n" if rendered else ""
+    if output_format != "text":
+        raise ValueError(f"unknown output format {output_format!r}")
+    if statistics:
+        lines = text.statistics(findings)
+    else:
+        lines = [text.finding_line(finding) for finding in findings]
+        if not quiet:
+            lines.append(text.summary(findings, fixed, unsafe_fixes))
+    return "".join(line + "\n" for line in lines)
+
+
+def _umask() -> int:
+    # The only portable way to read the umask is to set it; put it straight back.
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def write_report(path: Path, content: str) -> None:
+    """Write through a temporary file in the same folder renamed over `path`. An existing file keeps
+    its permissions; a new one gets the usual ones (mkstemp's would be owner-only)."""
+    mode = path.stat().st_mode & 0o7777 if path.exists() else 0o666 & ~_umask()
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="") as stream:
+            stream.write(content)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.chmod(temporary, mode)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

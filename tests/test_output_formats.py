@@ -1,0 +1,272 @@
+"""The machine formats (SARIF for code scanning, GitHub workflow commands) and `--output-file`."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import textwrap
+from importlib import metadata
+from pathlib import Path
+
+import jsonschema
+import pytest
+from click.testing import CliRunner
+
+from repro_lint.api import fix_source
+from repro_lint.cli import main
+from repro_lint.config import Settings
+from repro_lint.output import github, sarif
+from repro_lint.pages import page_text
+from repro_lint.registry import REGISTRY
+from repro_lint.rules.base import Finding
+from repro_lint.source import Position
+
+SCHEMA = json.loads((Path(__file__).resolve().parent / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
+
+BAD = textwrap.dedent(
+    """\
+    import torch
+    import torch.backends.cudnn as cudnn
+    from torch.utils.data import random_split
+
+    cudnn.benchmark = True  # speed
+
+    def main():
+        torch.manual_seed(0)
+        train, val = random_split(ds, [0.9, 0.1])
+        loss.backward()
+
+    if __name__ == "__main__":
+        main()
+    """
+)
+SUMMARY = "Found 2 findings (1 fixable with --fix, 1 more with --fix --unsafe-fixes).\n"
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    (tmp_path / "train.py").write_text(BAD)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def check(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, ["check", *args])
+    assert not isinstance(result.exception, Exception) or isinstance(result.exception, SystemExit), result.exception
+    return result.exit_code, result.stdout, result.stderr
+
+
+def validate(log: dict[str, object]) -> None:
+    jsonschema.Draft4Validator(SCHEMA, format_checker=jsonschema.Draft4Validator.FORMAT_CHECKER).validate(log)
+
+
+def apply_replacements(text: str, replacements: list[dict]) -> str:
+    """Apply SARIF replacements the way a SARIF viewer would: 1-based lines and columns counting code
+    points (the run says `unicodeCodePoints`), end column just past the region."""
+    lines = text.splitlines(keepends=True)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+
+    def offset(line: int, column: int) -> int:
+        return starts[line - 1] + column - 1
+
+    spans = [
+        (offset(r["deletedRegion"]["startLine"], r["deletedRegion"]["startColumn"]),
+         offset(r["deletedRegion"]["endLine"], r["deletedRegion"]["endColumn"]),
+         r["insertedContent"]["text"])
+        for r in replacements
+    ]  # fmt: skip
+    for start, end, content in sorted(spans, reverse=True):
+        text = text[:start] + content + text[end:]
+    return text
+
+
+# --- SARIF -------------------------------------------------------------------------------------------
+
+
+def test_sarif_is_valid_and_matches_the_json_findings(repo):
+    code, out, _ = check("--output-format", "sarif", ".")
+    assert code == 1
+    log = json.loads(out)
+    validate(log)
+    assert log["version"] == "2.1.0" and len(log["runs"]) == 1
+    run = log["runs"][0]
+    driver = run["tool"]["driver"]
+    assert driver["name"] == "repro-lint" and driver["version"] == metadata.version("repro-lint")
+    assert run["columnKind"] == "unicodeCodePoints"
+
+    _, json_out, _ = check("--output-format", "json", ".")
+    findings = json.loads(json_out)
+    assert [result["ruleId"] for result in run["results"]] == [finding["code"] for finding in findings] == ["REP301", "REP203"]
+    for result, finding in zip(run["results"], findings):
+        assert driver["rules"][result["ruleIndex"]]["id"] == result["ruleId"]
+        assert result["level"] == "error" and result["message"]["text"] == finding["message"]
+        location = result["locations"][0]["physicalLocation"]
+        assert location["artifactLocation"]["uri"] == "train.py"
+        region = location["region"]
+        assert (region["startLine"], region["startColumn"], region["endLine"], region["endColumn"]) == (
+            finding["line"], finding["column"], finding["end_line"], finding["end_column"]
+        )
+    assert run["results"][0]["locations"][0]["physicalLocation"]["region"] == {
+        "startLine": 5, "startColumn": 1, "endLine": 5, "endColumn": 23
+    }  # fmt: skip
+
+
+def test_sarif_rules_come_from_the_rule_pages(repo):
+    _, out, _ = check("--output-format", "sarif", ".")
+    rules = json.loads(out)["runs"][0]["tool"]["driver"]["rules"]
+    assert [rule["id"] for rule in rules] == ["REP203", "REP301"]  # the reported rules, sorted
+    rule = rules[1]
+    assert rule["name"] == REGISTRY["REP301"].name == "cudnn-benchmark-enabled"
+    assert rule["shortDescription"]["text"] == (
+        "Checks for `torch.backends.cudnn.benchmark` being set to anything that is not provably `False`, "
+        "through any alias (`import torch.backends.cudnn as cudnn`, `from torch.backends import cudnn`)."
+    )
+    assert rule["fullDescription"]["text"].startswith(rule["shortDescription"]["text"] + " A value that is not a literal")
+    assert rule["help"]["markdown"] == rule["help"]["text"] == page_text("REP301")
+    # The page link is a path inside this repository, and SARIF's helpUri must be an absolute URI.
+    assert "helpUri" not in rule
+
+
+def test_sarif_help_uri_when_the_page_has_an_absolute_address(monkeypatch):
+    monkeypatch.setattr(sarif, "page_url", lambda code: f"https://example.org/rules/{code}")
+    descriptor = sarif.rule_descriptor("REP301")
+    assert descriptor["helpUri"] == "https://example.org/rules/REP301"
+
+
+def test_sarif_rule_without_a_page_falls_back_to_its_name(monkeypatch):
+    monkeypatch.setattr(sarif, "page_text", lambda code: None)
+    descriptor = sarif.rule_descriptor("REP301")
+    assert descriptor["shortDescription"] == descriptor["fullDescription"] == {"text": "cudnn benchmark enabled"}
+    assert "help" not in descriptor
+
+
+@pytest.mark.parametrize("rule, unsafe", [("REP301", True), ("REP203", False)])
+def test_sarif_fix_replacements_reproduce_the_fix(repo, rule, unsafe):
+    _, out, _ = check("--output-format", "sarif", "--select", rule, ".")
+    log = json.loads(out)
+    validate(log)
+    (result,) = log["runs"][0]["results"]
+    (fix,) = result["fixes"]
+    assert fix["properties"]["applicability"] == ("unsafe" if unsafe else "safe")
+    (change,) = fix["artifactChanges"]
+    assert change["artifactLocation"]["uri"] == "train.py"
+    expected = fix_source(BAD, "train.py", Settings(select=(rule,)), unsafe=unsafe)
+    assert expected != BAD
+    assert apply_replacements(BAD, change["replacements"]) == expected
+
+
+def test_sarif_program_level_fix_is_valid(tmp_path, monkeypatch):
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "train.py").write_text(
+        "import torch\n\n\ndef main():\n    model = torch.nn.Linear(4, 2)\n    model(torch.randn(1, 4)).sum().backward()\n\n\n"
+        'if __name__ == "__main__":\n    main()\n'
+    )
+    monkeypatch.chdir(tmp_path)
+    _, out, _ = check("--output-format", "sarif", "--select", "REP101", ".")
+    log = json.loads(out)
+    validate(log)
+    (result,) = log["runs"][0]["results"]
+    assert result["ruleId"] == "REP101" and result["fixes"][0]["artifactChanges"][0]["replacements"]
+
+
+def test_sarif_without_findings_is_valid(tmp_path, monkeypatch):
+    (tmp_path / "clean.py").write_text("print('hello')\n")
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = check("--output-format", "sarif", ".")
+    log = json.loads(out)
+    validate(log)
+    assert code == 0
+    assert log["runs"][0]["results"] == [] and log["runs"][0]["tool"]["driver"]["rules"] == []
+
+
+def test_sarif_artifact_uris():
+    assert sarif.artifact_uri("src/my model.py") == "src/my%20model.py"
+    assert sarif.artifact_uri("/work/a b/train.py") == "file:///work/a%20b/train.py"
+
+
+# --- GitHub workflow commands ------------------------------------------------------------------------
+
+
+def test_github_annotations(repo):
+    code, out, _ = check("--output-format", "github", ".")
+    assert code == 1
+    assert out.splitlines() == [
+        "::error file=train.py,line=5,col=1,endLine=5,endColumn=23,title=REP301 cudnn-benchmark-enabled::"
+        "`cudnn.benchmark` is enabled: cuDNN picks convolution kernels by timing them, so results can change "
+        "between runs; set it to `False`",
+        "::error file=train.py,line=9,col=18,endLine=9,endColumn=46,title=REP203 random-split-missing-generator::"
+        "`random_split` without `generator`: the split draws from torch's global RNG and changes whenever "
+        "earlier code draws a different amount; pass `generator=torch.Generator().manual_seed(seed)`",
+    ]
+
+
+def test_github_escaping():
+    finding = Finding(
+        "REP301", "cudnn-benchmark-enabled", "100% slower,\r\nmaybe: yes", "dir,a/b:c%.py", Position(3, 4), Position(3, 9)
+    )
+    assert github.annotation(finding) == (
+        "::error file=dir%2Ca/b%3Ac%25.py,line=3,col=5,endLine=3,endColumn=10,"
+        "title=REP301 cudnn-benchmark-enabled::100%25 slower,%0D%0Amaybe: yes"
+    )
+
+
+def test_github_without_findings_prints_nothing(tmp_path, monkeypatch):
+    (tmp_path / "clean.py").write_text("print('hello')\n")
+    monkeypatch.chdir(tmp_path)
+    assert check("--output-format", "github", ".") == (0, "", "")
+
+
+# --- --output-file -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("output_format", ["sarif", "json", "github", "text"])
+def test_output_file_holds_the_report_and_the_terminal_the_summary(repo, output_format):
+    _, printed, _ = check("--output-format", output_format, ".")
+    code, out, _ = check("--output-format", output_format, "--output-file", "report.out", ".")
+    assert code == 1
+    assert out == SUMMARY
+    assert (repo / "report.out").read_text(encoding="utf-8") == printed
+    if output_format == "text":
+        assert printed.endswith(SUMMARY)  # the text report keeps its summary line in the file too
+
+
+def test_output_file_quiet_prints_nothing(repo):
+    code, out, _ = check("--output-format", "sarif", "--output-file", "report.sarif", "--quiet", ".")
+    assert (code, out) == (1, "")
+    validate(json.loads((repo / "report.sarif").read_text(encoding="utf-8")))
+
+
+def test_output_file_is_replaced_atomically_keeping_permissions(repo):
+    report = repo / "report.sarif"
+    report.write_text("stale")
+    report.chmod(0o640)
+    check("--output-format", "sarif", "--output-file", str(report), ".")
+    assert json.loads(report.read_text(encoding="utf-8"))["version"] == "2.1.0"
+    assert stat.S_IMODE(report.stat().st_mode) == 0o640
+    assert sorted(path.name for path in repo.iterdir()) == ["pyproject.toml", "report.sarif", "train.py"]
+
+
+def test_new_output_file_gets_the_usual_permissions(repo):
+    mask = os.umask(0o022)
+    try:
+        check("--output-format", "json", "--output-file", "report.json", ".")
+    finally:
+        os.umask(mask)
+    assert stat.S_IMODE((repo / "report.json").stat().st_mode) == 0o644
+
+
+def test_unwritable_output_file_exits_2(repo):
+    code, out, err = check("--output-format", "sarif", "--output-file", "missing/report.sarif", ".")
+    assert code == 2
+    assert "cannot write missing/report.sarif" in err and "Traceback" not in err
+
+
+def test_diff_goes_to_the_output_file(repo):
+    code, out, _ = check("--diff", "--output-file", "fixes.diff", ".")
+    assert (code, out) == (1, "")
+    assert (repo / "fixes.diff").read_text().startswith("--- a/train.py\n+++ b/train.py\n")
+    assert (repo / "train.py").read_text() == BAD
