@@ -88,7 +88,7 @@ def analyze(
     except RecursionError:
         return syntax_error(display, text, "cannot parse: the code is nested too deeply", 1, 0)
 
-    context = FileContext(module, identity.name, identity.is_package, settings)
+    context = FileContext(module, identity.name, identity.is_package, settings, text)
     active = [rule(context) for rule in rules if not rule.required_text or any(token in text for token in rule.required_text)]
     collector = FactsCollector(context, identity.relative_path, identity.is_package)
     module.visit(BatchedVisitor(context, [*active, collector]))

@@ -14,6 +14,7 @@ from repro_lint.rules.base import Applicability
 
 if TYPE_CHECKING:
     from repro_lint.config import Settings
+    from repro_lint.seed_values import ArgparseSeed
     from repro_lint.rules.base import Rule
 
 _SCOPE_TYPES = (cst.Module, cst.FunctionDef, cst.ClassDef, cst.Lambda)
@@ -50,8 +51,9 @@ class PendingReport:
 class FileContext:
     """One file under analysis: its tree, names, the current scope, and the findings reported so far."""
 
-    def __init__(self, module: cst.Module, module_name: str, is_package: bool, settings: Settings) -> None:
+    def __init__(self, module: cst.Module, module_name: str, is_package: bool, settings: Settings, source: str = "") -> None:
         self.module = module
+        self.source = source or module.code
         self.module_name = module_name
         self.package = module_name if is_package else module_name.rpartition(".")[0]
         self.settings = settings
@@ -59,6 +61,23 @@ class FileContext:
         self.scopes: list[ScopeNode] = []
         self.ancestors: list[cst.CSTNode] = []
         self.reports: list[PendingReport] = []
+        self._argparse_seed: ArgparseSeed | None = None
+
+    @property
+    def argparse_seed(self) -> ArgparseSeed:
+        """The module's `--seed` option. Rules asking mid-traversal get one read of the whole module;
+        after the traversal the facts collector has already recorded what it saw."""
+        if self._argparse_seed is None:
+            # Imported here: seed_values builds on edits, which builds on this module.
+            from repro_lint.seed_values import ArgparseSeed
+
+            self._argparse_seed = ArgparseSeed()
+            self.module.visit(self._argparse_seed)
+        return self._argparse_seed
+
+    def record_argparse_seed(self, seed: ArgparseSeed) -> None:
+        if self._argparse_seed is None:
+            self._argparse_seed = seed
 
     def qualified_names(self, node: cst.BaseExpression) -> frozenset[str]:
         return self.resolver.resolve(node, self.scopes)

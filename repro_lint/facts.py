@@ -17,7 +17,7 @@ from repro_lint.events import Event, assignment_events, call_events, environment
 from repro_lint.fix_points import EntryFixFacts, entry_fix_facts
 from repro_lint.names import dotted_name, import_from_module
 from repro_lint.positions import Positions
-from repro_lint.seed_values import seed_option
+from repro_lint.seed_values import ArgparseSeed, seed_option
 from repro_lint.rules.base import Edit
 from repro_lint.source import Position
 
@@ -172,6 +172,7 @@ class FactsCollector:
         # (reported node, name, default is None, node to replace, replacement code)
         self._options: list[tuple[cst.CSTNode, str, bool, cst.CSTNode, str]] = []
         self._spawns_workers = False
+        self._argparse_seeds: list[bool] = []  # whether each `--seed` option may be None
         self._seed_helpers = frozenset(context.settings.seed_helpers)
 
     # Imports -----------------------------------------------------------------------------------
@@ -281,6 +282,7 @@ class FactsCollector:
         if option is None:
             return
         flag, is_none = option
+        self._argparse_seeds.append(is_none)
         default = argument(node, "default")
         if default is None:
             self._options.append((node, str(flag), is_none, node, self.context.code_for(with_keyword(node, "default", "0"))))
@@ -325,6 +327,10 @@ class FactsCollector:
             )
 
         bindings = self.context.resolver.module_bindings()
+        argparse_seed = ArgparseSeed()
+        argparse_seed.defined = bool(self._argparse_seeds)
+        argparse_seed.may_be_none = any(self._argparse_seeds)
+        self.context.record_argparse_seed(argparse_seed)
         return ModuleFacts(
             module=self.context.module_name,
             path=self.path,

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from repro_lint.context import FileContext
-from repro_lint.seed_values import CONFIG_OBJECTS, PARSED_OBJECTS, ArgparseSeed
+from repro_lint.seed_values import CONFIG_OBJECTS, PARSED_OBJECTS
 from repro_lint.names import dotted_name
 from repro_lint.positions import Positions
 
@@ -72,10 +72,9 @@ def _assigned_config(statement: cst.BaseStatement, text: str, has_seed_option: b
 
 def _main_path(context: FileContext, guard: cst.If | None, positions: Positions) -> InsertionPoint | None:
     module = context.module
-    text = module.code
-    option = ArgparseSeed()
-    module.visit(option)
-    constant = next((name for name in _SEED_CONSTANTS if context.resolver.is_bound(name, [module])), None)
+    text = context.source
+    option = context.argparse_seed
+    constant = next((name for name in _SEED_CONSTANTS if context.resolver.usable_as_value(name, [module])), None)
 
     if guard is None:
         # A script training at module level: seed right after the imports and the seed constant.
@@ -96,17 +95,17 @@ def _main_path(context: FileContext, guard: cst.If | None, positions: Positions)
         if parameter is not None and option.defined and not option.may_be_none and statements:
             first = 1 if _is_docstring(statements[0]) and len(statements) > 1 else 0
             start = positions.start(statements[first]).line
-            return InsertionPoint(_after_seeding(statements, first - 1, positions, start), indent, f"{parameter}.seed")
+            return InsertionPoint(_after_seeding(statements, first - 1, positions, text, start), indent, f"{parameter}.seed")
 
     for statements, indent, block in blocks:
         for index, statement in enumerate(statements):
             seed = _assigned_config(statement, text, option.defined)
             if seed is None or (option.may_be_none and seed.split(".")[0] in PARSED_OBJECTS):
                 continue
-            after = _after_seeding(statements, index, positions)
+            after = _after_seeding(statements, index, positions, text)
             return InsertionPoint(after, indent, seed)
     statements, indent, block = blocks[0]
-    return InsertionPoint(_after_seeding(statements, -1, positions, positions.start(statements[0]).line), indent, constant)
+    return InsertionPoint(_after_seeding(statements, -1, positions, text, positions.start(statements[0]).line), indent, constant)
 
 
 def _definition_end(module: cst.Module, name: str, positions: Positions) -> int:
@@ -119,13 +118,17 @@ def _definition_end(module: cst.Module, name: str, positions: Positions) -> int:
     return 0
 
 
-def _after_seeding(statements: list[cst.BaseStatement], index: int, positions: Positions, default: int | None = None) -> int:
+def _after_seeding(
+    statements: list[cst.BaseStatement], index: int, positions: Positions, text: str, default: int | None = None
+) -> int:
     """The line after statement `index`, or after a later statement that already seeds (so what a
     fix adds lands next to the seed, after it)."""
     line = positions.range(statements[index])[1].line + 1 if index >= 0 else default or 1
+    lines = text.split("\n")
     for statement in statements[index + 1 :]:
-        if _SEEDS_SOMETHING.search(cst.Module(body=[statement]).code):
-            line = positions.range(statement)[1].line + 1
+        start, end = positions.range(statement)
+        if _SEEDS_SOMETHING.search("\n".join(lines[start.line - 1 : end.line])):
+            line = end.line + 1
     return line
 
 

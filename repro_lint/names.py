@@ -63,19 +63,103 @@ class _Scope:
     aliases: dict[str, list[cst.BaseExpression]] = field(default_factory=dict)
     opaque: set[str] = field(default_factory=set)
     global_names: set[str] = field(default_factory=set)
+    # Functions and classes defined here; their qualified names depend on where the scope sits.
+    definitions: set[str] = field(default_factory=set)
+    # Parameters whose default is None: not usable where a value is required.
+    none_defaults: set[str] = field(default_factory=set)
 
     def binds(self, name: str) -> bool:
-        return name in self.imports or name in self.aliases or name in self.opaque
+        return name in self.imports or name in self.aliases or name in self.opaque or name in self.definitions
 
 
-class _BindingCollector(cst.CSTVisitor):
-    """Collects the names one scope binds, without entering nested scopes."""
+class _BindingCollector:
+    """Collects the names one scope binds by walking its statements only: binding forms are
+    statements, so expressions are never visited (walrus targets are the exception, and are left
+    out). This is several times cheaper than a LibCST visitor over the whole scope."""
 
-    def __init__(self, owner: ScopeNode, module_name: str, package: str) -> None:
-        self.owner = owner
-        self.module_name = module_name
+    def __init__(self, package: str) -> None:
         self.package = package
         self.scope = _Scope()
+
+    def collect(self, owner: ScopeNode) -> _Scope:
+        if isinstance(owner, (cst.FunctionDef, cst.Lambda)):
+            self._parameters(owner.params)
+        if isinstance(owner, cst.Lambda):
+            return self.scope
+        self._statements(owner.body.body if not isinstance(owner, cst.Module) else owner.body)
+        return self.scope
+
+    def _parameters(self, params: cst.Parameters) -> None:
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            self.scope.opaque.add(param.name.value)
+            if param.default is not None and isinstance(param.default, cst.Name) and param.default.value == "None":
+                self.scope.none_defaults.add(param.name.value)
+        for star in (params.star_arg, params.star_kwarg):
+            if isinstance(star, cst.Param):
+                self.scope.opaque.add(star.name.value)
+
+    def _statements(self, statements: Sequence[cst.CSTNode]) -> None:
+        for statement in statements:
+            self._statement(statement)
+
+    def _block(self, block: cst.BaseSuite | None) -> None:
+        if isinstance(block, cst.IndentedBlock):
+            self._statements(block.body)
+        elif isinstance(block, cst.SimpleStatementSuite):
+            self._statements(block.body)
+
+    def _statement(self, node: cst.CSTNode) -> None:
+        if isinstance(node, cst.SimpleStatementLine):
+            self._statements(node.body)
+        elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            self.scope.definitions.add(node.name.value)
+        elif isinstance(node, cst.Import):
+            self._import(node)
+        elif isinstance(node, cst.ImportFrom):
+            self._import_from(node)
+        elif isinstance(node, cst.Assign):
+            for target in node.targets:
+                self._assign(target.target, node.value)
+        elif isinstance(node, cst.AnnAssign):
+            self._assign(node.target, node.value)
+        elif isinstance(node, cst.AugAssign):
+            self._opaque(node.target)
+        elif isinstance(node, cst.Global):
+            self.scope.global_names.update(item.name.value for item in node.names)
+        elif isinstance(node, cst.Nonlocal):
+            self.scope.global_names.difference_update(item.name.value for item in node.names)
+        elif isinstance(node, cst.If):
+            self._block(node.body)
+            if node.orelse is not None:
+                self._statement(node.orelse)
+        elif isinstance(node, cst.Else):
+            self._block(node.body)
+        elif isinstance(node, cst.For):
+            self._opaque(node.target)
+            self._block(node.body)
+            if node.orelse is not None:
+                self._block(node.orelse.body)
+        elif isinstance(node, cst.While):
+            self._block(node.body)
+            if node.orelse is not None:
+                self._block(node.orelse.body)
+        elif isinstance(node, (cst.Try, cst.TryStar)):
+            self._block(node.body)
+            for handler in node.handlers:
+                if handler.name is not None:
+                    self._opaque(handler.name.name)
+                self._block(handler.body)
+            for tail in (node.orelse, node.finalbody):
+                if tail is not None:
+                    self._block(tail.body)
+        elif isinstance(node, cst.With):
+            for item in node.items:
+                if item.asname is not None:
+                    self._opaque(item.asname.name)
+            self._block(node.body)
+        elif isinstance(node, cst.Match):
+            for case in node.cases:
+                self._block(case.body)
 
     def _opaque(self, target: cst.BaseExpression) -> None:
         if isinstance(target, cst.Name):
@@ -86,34 +170,7 @@ class _BindingCollector(cst.CSTVisitor):
         elif isinstance(target, cst.StarredElement):
             self._opaque(target.value)
 
-    def _enter_nested(self, node: ScopeNode) -> bool:
-        if node is self.owner:
-            return True
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
-            prefix = self.module_name if isinstance(self.owner, cst.Module) else f"{self.module_name}.<locals>"
-            self.scope.imports.setdefault(node.name.value, set()).add(f"{prefix}.{node.name.value}")
-        return False
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        if node is self.owner:
-            for param in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params):
-                self.scope.opaque.add(param.name.value)
-            for star in (node.params.star_arg, node.params.star_kwarg):
-                if isinstance(star, cst.Param):
-                    self.scope.opaque.add(star.name.value)
-        return self._enter_nested(node)
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return self._enter_nested(node)
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        if node is self.owner:
-            for param in node.params.params:
-                self.scope.opaque.add(param.name.value)
-            return True
-        return False
-
-    def visit_Import(self, node: cst.Import) -> None:
+    def _import(self, node: cst.Import) -> None:
         for alias in node.names:
             full = dotted_name(alias.name)
             if full is None:
@@ -124,7 +181,7 @@ class _BindingCollector(cst.CSTVisitor):
                 head = full.split(".")[0]
                 self.scope.imports.setdefault(head, set()).add(head)
 
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+    def _import_from(self, node: cst.ImportFrom) -> None:
         if isinstance(node.names, cst.ImportStar):
             return
         module = import_from_module(node, self.package)
@@ -137,45 +194,11 @@ class _BindingCollector(cst.CSTVisitor):
             bound = alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else name
             self.scope.imports.setdefault(bound, set()).add(f"{module}.{name}")
 
-    def visit_Assign(self, node: cst.Assign) -> None:
-        for target in node.targets:
-            self._assign(target.target, node.value)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._assign(node.target, node.value)
-
     def _assign(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
         if isinstance(target, cst.Name) and isinstance(value, (cst.Name, cst.Attribute)):
             self.scope.aliases.setdefault(target.value, []).append(value)
         else:
             self._opaque(target)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._opaque(node.target)
-
-    def visit_For(self, node: cst.For) -> None:
-        self._opaque(node.target)
-
-    def visit_WithItem(self, node: cst.WithItem) -> None:
-        if node.asname is not None:
-            self._opaque(node.asname.name)
-
-    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
-        if node.name is not None:
-            self._opaque(node.name.name)
-
-    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        self._opaque(node.target)
-
-    def visit_Global(self, node: cst.Global) -> None:
-        self.scope.global_names.update(item.name.value for item in node.names)
-
-    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
-        self.scope.global_names.difference_update(item.name.value for item in node.names)
-
-    # Comprehension variables live in their own scope in Python 3: they never shadow outer names.
-    def visit_CompFor(self, node: cst.CompFor) -> bool:
-        return True
 
 
 class NameResolver:
@@ -186,13 +209,26 @@ class NameResolver:
         self.module_name = module_name
         self.package = package
         self._scopes: dict[int, _Scope] = {}
+        # What names defined in a scope are called: `mod.f`, `mod.Class.method`, `mod.f.<locals>.g`
+        # (the scheme the facts collector uses for functions).
+        self._prefixes: dict[int, str] = {id(module): module_name + "."}
+
+    def _register(self, scopes: Sequence[ScopeNode]) -> None:
+        for parent, node in zip(scopes, scopes[1:]):
+            if id(node) in self._prefixes:
+                continue
+            parent_prefix = self._prefixes[id(parent)]
+            if isinstance(node, cst.ClassDef):
+                self._prefixes[id(node)] = f"{parent_prefix}{node.name.value}."
+            elif isinstance(node, cst.FunctionDef):
+                self._prefixes[id(node)] = f"{parent_prefix}{node.name.value}.<locals>."
+            else:
+                self._prefixes[id(node)] = f"{parent_prefix}<lambda>.<locals>."
 
     def _scope(self, node: ScopeNode) -> _Scope:
         scope = self._scopes.get(id(node))
         if scope is None:
-            collector = _BindingCollector(node, self.module_name, self.package)
-            node.visit(collector)
-            scope = self._scopes[id(node)] = collector.scope
+            scope = self._scopes[id(node)] = _BindingCollector(self.package).collect(node)
         return scope
 
     def _chain(self, scopes: Sequence[ScopeNode]) -> list[ScopeNode]:
@@ -201,6 +237,7 @@ class NameResolver:
         return list(reversed(chain))
 
     def lookup(self, name: str, scopes: Sequence[ScopeNode]) -> frozenset[str]:
+        self._register(scopes)
         return self._lookup(name, self._chain(scopes), frozenset())
 
     def _lookup(self, name: str, chain: list[ScopeNode], seen: frozenset[tuple[int, str]]) -> frozenset[str]:
@@ -214,6 +251,8 @@ class NameResolver:
             if key in seen:
                 return frozenset()
             found = set(scope.imports.get(name, ()))
+            if name in scope.definitions:
+                found.add(self._prefixes.get(id(node), "<unknown>.") + name)
             for value in scope.aliases.get(name, ()):
                 found |= self._resolve(value, chain[index:], seen | {key})
             return frozenset(found)
@@ -234,6 +273,7 @@ class NameResolver:
 
     def resolve(self, node: cst.BaseExpression, scopes: Sequence[ScopeNode]) -> frozenset[str]:
         """Every qualified name `node` may denote here; empty when it cannot be known."""
+        self._register(scopes)
         return self._resolve(node, self._chain(scopes), frozenset())
 
     def _resolve(self, node: cst.BaseExpression, chain: list[ScopeNode], seen: frozenset[tuple[int, str]]) -> frozenset[str]:
@@ -244,8 +284,23 @@ class NameResolver:
         return frozenset()
 
     def module_bindings(self) -> dict[str, frozenset[str]]:
-        """What the module's own imports bind, for following re-exports across modules."""
-        return {name: frozenset(targets) for name, targets in self._scope(self.module).imports.items()}
+        """What the module's own imports and definitions bind, for following re-exports across modules."""
+        scope = self._scope(self.module)
+        bindings = {name: frozenset(targets) for name, targets in scope.imports.items()}
+        for name in scope.definitions:
+            bindings[name] = bindings.get(name, frozenset()) | {f"{self.module_name}.{name}"}
+        return bindings
+
+    def usable_as_value(self, name: str, scopes: Sequence[ScopeNode]) -> bool:
+        """Bound here to a value the code computed (not an import or a def, not a parameter that
+        defaults to None): safe to pass where a number is expected."""
+        for node in self._chain(scopes):
+            scope = self._scope(node)
+            if name in scope.global_names:
+                return self.usable_as_value(name, [self.module])
+            if scope.binds(name):
+                return not (name in scope.imports or name in scope.definitions or name in scope.none_defaults)
+        return False
 
     def binding_for_module(self, module: str, scopes: Sequence[ScopeNode]) -> str | None:
         """A name or dotted path that denotes `module` here (`torch`, `th`), for code a fix inserts."""

@@ -53,6 +53,12 @@ class ProjectModel:
         self._module_of_function = {
             function.qualname: facts.module for facts in self.modules.values() for function in facts.functions
         }
+        # The project pass asks the same questions once per rule and per program: answer each once.
+        self._module_cache: dict[tuple[str, str | None], str | None] = {}
+        self._symbol_cache: dict[tuple[str, str | None], str | None] = {}
+        self._callee_cache: dict[tuple[CallFact, str], tuple[str, ...]] = {}
+        self._reachable_cache: dict[str, list[str]] = {}
+        self._events_cache: dict[str, list[Located]] = {}
         self._methods: dict[str, list[str]] = {}
         self._kinds: dict[str, frozenset[str]] = {}
         for qualname in sorted(self.functions):
@@ -64,6 +70,12 @@ class ProjectModel:
         """The project module `name` refers to, trying the importer's own folder first (where
         `python train.py` puts it on sys.path), then the project root, then a unique suffix match
         (src/ layouts, scripts run from a subfolder)."""
+        key = (name, importer)
+        if key not in self._module_cache:
+            self._module_cache[key] = self._resolve_module(name, importer)
+        return self._module_cache[key]
+
+    def _resolve_module(self, name: str, importer: str | None) -> str | None:
         if importer is not None:
             folder = importer.rpartition(".")[0]
             if folder and f"{folder}.{name}" in self.modules:
@@ -105,6 +117,14 @@ class ProjectModel:
     def resolve_symbol(self, qualified: str, importer: str | None = None, depth: int = 0) -> str | None:
         """The project function or class a qualified name denotes, following re-exports through
         `__init__` modules and `from x import *`."""
+        if depth:
+            return self._resolve_symbol(qualified, importer, depth)
+        key = (qualified, importer)
+        if key not in self._symbol_cache:
+            self._symbol_cache[key] = self._resolve_symbol(qualified, importer, depth)
+        return self._symbol_cache[key]
+
+    def _resolve_symbol(self, qualified: str, importer: str | None, depth: int) -> str | None:
         if qualified in self.functions or qualified in self.classes:
             return qualified
         if depth > 8:
@@ -136,10 +156,15 @@ class ProjectModel:
         """Project functions a call may reach. `obj.method()` on an unknown object may be any project
         method of that name: over-approximating keeps "does this program train?" from missing
         training loops written as methods."""
+        key = (call, caller_module)
+        cached = self._callee_cache.get(key)
+        if cached is not None:
+            return cached
         found = {resolved for target in call.targets for resolved in self.resolve_functions(target, caller_module)}
         if not found and call.method is not None and not call.targets:
             found.update(name for name in self._methods.get(call.method, ()) if _is_method(name, self._module_of_function[name]))
-        return tuple(sorted(found))
+        self._callee_cache[key] = tuple(sorted(found))
+        return self._callee_cache[key]
 
     @cached_property
     def _training_functions(self) -> frozenset[str]:
@@ -191,6 +216,12 @@ class ProjectModel:
     def _reachable(self, program: Program) -> list[str]:
         """Project functions that may run in `program`: called from module-level code of its modules
         (import time, the main guard), then transitively."""
+        cached = self._reachable_cache.get(program.entry.module)
+        if cached is None:
+            cached = self._reachable_cache[program.entry.module] = self._walk_calls(program)
+        return cached
+
+    def _walk_calls(self, program: Program) -> list[str]:
         seen: set[str] = set()
         stack = [
             callee
@@ -222,6 +253,12 @@ class ProjectModel:
     def events(self, program: Program) -> list[Located]:
         """Everything that may happen in `program`, entry module first, then by path and line. An
         event in a function only ever called under a seed guard carries that guard."""
+        cached = self._events_cache.get(program.entry.module)
+        if cached is None:
+            cached = self._events_cache[program.entry.module] = self._collect_events(program)
+        return cached
+
+    def _collect_events(self, program: Program) -> list[Located]:
         found = [Located(self.modules[module], event) for module in program.modules for event in self.modules[module].module_events]
         call_guards = self._call_guards(program)
         for name in self._reachable(program):

@@ -54,30 +54,17 @@ class ArgparseSeed(cst.CSTVisitor):
 class SeedValues:
     def __init__(self, context: FileContext) -> None:
         self.context = context
-        self._argparse: ArgparseSeed | None = None
-        self._source: str | None = None
-
-    def _argparse_seed(self) -> ArgparseSeed:
-        if self._argparse is None:
-            self._argparse = ArgparseSeed()
-            self.context.module.visit(self._argparse)
-        return self._argparse
-
-    def _text(self) -> str:
-        if self._source is None:
-            self._source = self.context.module.code
-        return self._source
 
     def expression(self) -> str:
         """A seed expression valid at the context's current scope."""
         resolver, scopes = self.context.resolver, self.context.scopes
         for name in SEED_NAMES:
-            if resolver.is_bound(name, scopes):
+            if resolver.usable_as_value(name, scopes):
                 return name
         for name in CONFIG_OBJECTS:
-            if not resolver.is_bound(name, scopes) or not re.search(rf"\b{name}\.seed\b", self._text()):
+            if not resolver.is_bound(name, scopes) or not re.search(rf"\b{name}\.seed\b", self.context.source):
                 continue
-            if name in PARSED_OBJECTS and self._argparse_seed().may_be_none:
+            if name in PARSED_OBJECTS and self.context.argparse_seed.may_be_none:
                 continue
             return f"{name}.seed"
         return DEFAULT_SEED

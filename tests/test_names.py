@@ -110,3 +110,18 @@ def test_absolute_module():
     assert absolute_module("utils", 1, "pkg.sub") == "pkg.sub.utils"
     assert absolute_module("", 2, "pkg.sub") == "pkg"
     assert absolute_module("x", 3, "pkg") is None
+
+
+def test_nested_definitions_are_named_like_the_facts_name_them():
+    code = """
+        def outer():
+            def step():
+                pass
+            step()
+        class Trainer:
+            def run(self):
+                def inner():
+                    pass
+                inner()
+    """
+    assert callees(code) == [("pkg.train.outer.<locals>.step",), ("pkg.train.Trainer.run.<locals>.inner",)]

@@ -140,3 +140,19 @@ def test_rep204_fix_does_not_reuse_a_seed_option_that_defaults_to_none():
         "a, b = train_test_split(x)\nprint(args.seed)\n"
     )
     assert "random_state=0)" in fix_source(code, settings=Settings(select=("REP204",)))
+
+
+def test_seed_reuse_skips_an_imported_function_named_seed():
+    from repro_lint.api import fix_source
+    from repro_lint.config import Settings
+
+    code = "from random import seed\n" + "from torch.utils.data import random_split\nimport torch\nparts = random_split(ds, [1, 1])\n"
+    assert "manual_seed(0)" in fix_source(code, settings=Settings(select=("REP203",)))
+
+
+def test_seed_reuse_skips_a_parameter_defaulting_to_none():
+    from repro_lint.api import fix_source
+    from repro_lint.config import Settings
+
+    code = "import torch\ndef split(ds, seed=None):\n    return torch.utils.data.random_split(ds, [1, 1])\n"
+    assert "manual_seed(0)" in fix_source(code, settings=Settings(select=("REP203",)))
