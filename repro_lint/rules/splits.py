@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from repro_lint.context import NodeEdit, PendingFix
+from repro_lint.dataflow import replace_in_place
 from repro_lint.edits import argument, has_star_args, import_statement_edit, literal, replace_node, with_keyword
 from repro_lint.knowledge import load
 from repro_lint.rules.base import Applicability, FixAvailability, Rule, register
@@ -50,6 +53,8 @@ def _splitters() -> dict[str, dict[str, object]]:
 
 SPLITTERS = _splitters()
 _SHORT_NAMES = frozenset(name.rpartition(".")[2] for name in SPLITTERS)
+# pandas `DataFrame.sample(n=None, frac=None, replace=False, weights=None, random_state=None, ...)`.
+_PANDAS_RANDOM_STATE_POSITION = 4
 
 
 @register
@@ -60,9 +65,12 @@ class SklearnMissingRandomState(Rule):
     code = "REP204"
     name = "sklearn-missing-random-state"
     fix_availability = FixAvailability.ALWAYS
-    required_text = tuple(sorted(_SHORT_NAMES))
+    required_text = (*sorted(_SHORT_NAMES), ".sample(")
 
     def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "sample":
+            self._pandas_sample(node)
+            return
         qualified = self.context.callee(node, SPLITTERS, _SHORT_NAMES)
         if qualified is None or has_star_args(node):
             return
@@ -71,18 +79,34 @@ class SklearnMissingRandomState(Rule):
         if not self._shuffles(node, entry):
             return
         random_state = argument(node, "random_state", entry["random_state_position"])
+        self._report(node, short, random_state)
+
+    def _pandas_sample(self, node: cst.Call) -> None:
+        """`df.sample(frac=...)`, or `df.sample(n=...)` in a module that imports pandas: the receiver's
+        type is unknown, so the keywords pandas uses (and `random.sample` does not) identify the call."""
+        assert isinstance(node.func, cst.Attribute)
+        if has_star_args(node) or self.context.qualified_names(node.func.value):
+            return  # `random.sample(...)`, `np.random...`: a module's function, not a DataFrame's method
+        if argument(node, "frac") is None and not (argument(node, "n") is not None and self._imports_pandas()):
+            return
+        self._report(node, "DataFrame.sample", argument(node, "random_state", _PANDAS_RANDOM_STATE_POSITION))
+
+    def _imports_pandas(self) -> bool:
+        return re.search(r"^[ \t]*(import|from)[ \t]+pandas\b", self.context.module.code, re.MULTILINE) is not None
+
+    def _report(self, node: cst.Call, short: str, random_state: cst.Arg | None) -> None:
         if random_state is not None and literal(random_state.value) is not None:
             return
         seed = SeedValues(self.context).expression()
         if random_state is None:
-            edit = replace_node(node, with_keyword(node, "random_state", seed), self.context)
+            edit = replace_in_place(self.context, node, with_keyword(node, "random_state", seed))
             problem = "without `random_state`"
         else:
             edit = NodeEdit(random_state.value, seed)
             problem = "with `random_state=None`"
         self.report(
             node,
-            f"`{short}` {problem}: it draws from numpy's global RNG, so the split changes whenever other code "
+            f"`{short}` {problem}: it draws from numpy's global RNG, so the {'sample' if short == 'DataFrame.sample' else 'split'} changes whenever other code "
             f"draws from it first; pass `random_state={seed}`",
             PendingFix(Applicability.SAFE, f"Pass `random_state={seed}`", (edit,)),
         )

@@ -1,0 +1,63 @@
+"""REP207: scikit-learn estimators whose fit is random, built without `random_state`."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from repro_lint.context import NodeEdit, PendingFix
+from repro_lint.dataflow import replace_in_place
+from repro_lint.edits import has_star_args, keyword, literal, with_keyword
+from repro_lint.knowledge import load
+from repro_lint.rules.base import Applicability, FixAvailability, Rule, register
+from repro_lint.seed_values import SeedValues
+
+
+def _estimators() -> dict[str, dict[str, object] | None]:
+    data = load("sklearn_estimators.json")["estimators"]
+    return {f"{module}.{name}": condition for module, entries in data.items() for name, condition in entries.items()}
+
+
+ESTIMATORS = _estimators()
+_SHORT_NAMES = frozenset(name.rpartition(".")[2] for name in ESTIMATORS)
+
+
+@register
+class EstimatorMissingRandomState(Rule):
+    """An estimator whose fit draws random numbers takes them from numpy's global RNG unless given
+    `random_state`: the fitted model changes whenever other code draws from numpy first."""
+
+    code = "REP207"
+    name = "estimator-missing-random-state"
+    fix_availability = FixAvailability.ALWAYS
+    required_text = tuple(sorted(_SHORT_NAMES))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        qualified = self.context.callee(node, ESTIMATORS, _SHORT_NAMES)
+        if qualified is None or has_star_args(node):
+            return
+        condition = ESTIMATORS[qualified]
+        short = qualified.rpartition(".")[2]
+        why = ""
+        if condition is not None:
+            parameter = str(condition["parameter"])
+            given = keyword(node, parameter)
+            # Only a literal value in the table makes the fit random; defaults and unreadable values do not.
+            if given is None or literal(given.value) not in condition["values"]:  # type: ignore[operator]
+                return
+            why = f" with `{parameter}={self.context.code_for(given.value)}`"
+        random_state = keyword(node, "random_state")
+        if random_state is not None and literal(random_state.value) is not None:
+            return
+        seed = SeedValues(self.context).expression()
+        if random_state is None:
+            edit = replace_in_place(self.context, node, with_keyword(node, "random_state", seed))
+            problem = "without `random_state`"
+        else:
+            edit = NodeEdit(random_state.value, seed)
+            problem = "with `random_state=None`"
+        self.report(
+            node,
+            f"`{short}`{why} is built {problem}: its fit draws from numpy's global RNG, so the fitted model "
+            f"changes whenever other code draws from it first; pass `random_state={seed}`",
+            PendingFix(Applicability.SAFE, f"Pass `random_state={seed}`", (edit,)),
+        )

@@ -1,0 +1,132 @@
+"""REP207 estimator-missing-random-state, and REP204's pandas `DataFrame.sample` form."""
+
+import pytest
+
+from conftest import assert_fix, codes, lint
+from repro_lint.knowledge import load
+
+# --- REP207 estimator-missing-random-state ---------------------------------------------------------
+
+REP207_FIRES = [
+    "from sklearn.ensemble import RandomForestClassifier\nclf = RandomForestClassifier(n_estimators=100)\n",
+    "from sklearn.ensemble import RandomForestClassifier as RF\nclf = RF()\n",
+    "import sklearn.cluster\nkm = sklearn.cluster.KMeans(n_clusters=8)\n",
+    "from sklearn import cluster\nkm = cluster.MiniBatchKMeans(8, random_state=None)\n",
+    "from sklearn.linear_model import LogisticRegression\nclf = LogisticRegression(solver='saga')\n",
+    "from sklearn.svm import SVC\nclf = SVC(kernel='rbf', probability=True)\n",
+    "from sklearn.linear_model import Lasso\nm = Lasso(alpha=0.1, selection='random')\n",
+    "from sklearn.decomposition import PCA\np = PCA(n_components=10, svd_solver='randomized')\n",
+    "from sklearn.manifold import TSNE\nemb = TSNE(n_components=2).fit_transform(x)\n",
+    "from sklearn.neural_network import MLPClassifier\nm = MLPClassifier(hidden_layer_sizes=(64,))\n",
+    "from sklearn.tree import DecisionTreeClassifier\nt = DecisionTreeClassifier(max_depth=3)\n",
+]
+
+REP207_SILENT = [
+    "from sklearn.ensemble import RandomForestClassifier\nclf = RandomForestClassifier(random_state=0)\n",
+    "from sklearn.ensemble import RandomForestClassifier\nclf = RandomForestClassifier(random_state=seed)\n",
+    # deterministic in this configuration
+    "from sklearn.svm import SVC\nclf = SVC(kernel='rbf')\n",
+    "from sklearn.svm import SVC\nclf = SVC(probability=False)\n",
+    "from sklearn.linear_model import LogisticRegression\nclf = LogisticRegression()\n",
+    "from sklearn.linear_model import LogisticRegression\nclf = LogisticRegression(solver='lbfgs')\n",
+    "from sklearn.linear_model import LogisticRegression\nclf = LogisticRegression(solver=args.solver)\n",
+    "from sklearn.linear_model import Lasso\nm = Lasso(alpha=0.1)\n",
+    "from sklearn.decomposition import PCA\np = PCA(n_components=10)\n",
+    # estimators that are not random, kwargs, and look-alikes
+    "from sklearn.linear_model import LinearRegression\nm = LinearRegression()\n",
+    "from sklearn.ensemble import RandomForestClassifier\nclf = RandomForestClassifier(**params)\n",
+    "from cuml.ensemble import RandomForestClassifier\nclf = RandomForestClassifier()\n",
+    "class KMeans:\n    pass\nkm = KMeans()\n",
+]
+
+
+@pytest.mark.parametrize("code", REP207_FIRES)
+def test_rep207_fires(code):
+    assert codes(code, "REP207") == ["REP207"]
+
+
+@pytest.mark.parametrize("code", REP207_SILENT)
+def test_rep207_silent(code):
+    assert codes(code, "REP207") == []
+
+
+def test_rep207_message_names_the_configuration():
+    (finding,) = lint("from sklearn.linear_model import LogisticRegression\nclf = LogisticRegression(solver='saga')\n", "REP207")
+    assert "solver='saga'" in finding.message and "random_state" in finding.message
+
+
+@pytest.mark.parametrize(
+    "before, after",
+    [
+        (
+            "from sklearn.ensemble import RandomForestClassifier\nclf = RandomForestClassifier(n_estimators=10)  # forest\n",
+            "from sklearn.ensemble import RandomForestClassifier\nclf = RandomForestClassifier(n_estimators=10, random_state=0)  # forest\n",
+        ),
+        (
+            "from sklearn.cluster import KMeans\ndef cluster(x, seed):\n    return KMeans(\n        n_clusters=4,\n        random_state=None,\n    ).fit(x)\n",
+            "from sklearn.cluster import KMeans\ndef cluster(x, seed):\n    return KMeans(\n        n_clusters=4,\n        random_state=seed,\n    ).fit(x)\n",
+        ),
+        (
+            "from sklearn.cluster import KMeans\ndef cluster(x):\n    return KMeans(\n        n_clusters=4,\n    ).fit(x)\n",
+            "from sklearn.cluster import KMeans\ndef cluster(x):\n    return KMeans(\n        n_clusters=4,\n        random_state=0,\n    ).fit(x)\n",
+        ),
+    ],
+)
+def test_rep207_fix(before, after):
+    assert_fix(before, after, "REP207")
+
+
+def test_rep207_table_names_real_estimators():
+    """Every estimator in the table exists in scikit-learn's public modules and takes `random_state`
+    (and the parameter its condition reads), when scikit-learn is installed."""
+    pytest.importorskip("sklearn")
+    import importlib
+    import inspect
+
+    for module, entries in load("sklearn_estimators.json")["estimators"].items():
+        imported = importlib.import_module(module)
+        for name, condition in entries.items():
+            parameters = inspect.signature(getattr(imported, name)).parameters
+            assert "random_state" in parameters, f"{module}.{name}"
+            if condition is not None:
+                assert condition["parameter"] in parameters, f"{module}.{name}"
+
+
+# --- REP204: pandas DataFrame.sample -----------------------------------------------------------------
+
+REP204_PANDAS_FIRES = [
+    "import pandas as pd\ndf = pd.read_csv('x.csv')\ntrain = df.sample(frac=0.8)\n",
+    "import pandas as pd\nsmall = df.sample(n=100)\n",
+    "from pandas import read_csv\nsmall = read_csv('x').sample(n=100, random_state=None)\n",
+    "shuffled = frame.sample(frac=1.0).reset_index(drop=True)\n",  # frac= identifies pandas anywhere
+    "import pandas as pd\nrows = df.groupby('label').sample(n=5, replace=True)\n",
+]
+
+REP204_PANDAS_SILENT = [
+    "import pandas as pd\ntrain = df.sample(frac=0.8, random_state=0)\n",
+    "import pandas as pd\ntrain = df.sample(frac=0.8, random_state=rng)\n",
+    "import pandas as pd\ntrain = df.sample(10, None, False, None, 42)\n",  # random_state at position 4
+    "import pandas as pd\ntrain = df.sample(frac=0.8, **opts)\n",
+    "small = df.sample(n=100)\n",  # n= alone is pandas only in a module that imports it
+    "import random\nimport pandas as pd\npick = random.sample(items, 3)\n",
+    "import numpy as np\nimport pandas as pd\nx = np.random.sample(n=3)\n",
+    "import pandas as pd\nz = dist.sample((4,))\n",
+]
+
+
+@pytest.mark.parametrize("code", REP204_PANDAS_FIRES)
+def test_rep204_pandas_fires(code):
+    assert codes(code, "REP204") == ["REP204"]
+
+
+@pytest.mark.parametrize("code", REP204_PANDAS_SILENT)
+def test_rep204_pandas_silent(code):
+    assert codes(code, "REP204") == []
+
+
+def test_rep204_pandas_fix():
+    assert_fix(
+        "import pandas as pd\nSEED = 3\ntrain = df.sample(frac=0.8)  # 80%\n",
+        "import pandas as pd\nSEED = 3\ntrain = df.sample(frac=0.8, random_state=SEED)  # 80%\n",
+        "REP204",
+    )
