@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 import libcst as cst
+from libcst._nodes.internal import CodegenState
 
 from repro_lint.names import NameResolver, ScopeNode
 from repro_lint.rules.base import Applicability
@@ -100,7 +101,16 @@ class FileContext:
         return self.resolver.binding_for_module(module, self.scopes)
 
     def code_for(self, node: cst.CSTNode) -> str:
-        return self.module.code_for_node(node)
+        """The code of `node` (or a replacement for a node here) as it would be written at the current
+        position: continuation lines get the indentation of the blocks around it."""
+        state = CodegenState(default_indent=self.module.default_indent, default_newline=self.module.default_newline)
+        state.indent_tokens.extend(
+            block.indent if block.indent is not None else self.module.default_indent
+            for block in self.ancestors
+            if isinstance(block, cst.IndentedBlock)
+        )
+        node._codegen(state)
+        return "".join(state.tokens)
 
     def report(self, rule: Rule, node: cst.CSTNode, message: str, fix: PendingFix | None) -> None:
         self.reports.append(PendingReport(rule, node, message, fix))

@@ -73,18 +73,33 @@ def with_keyword(call: cst.Call, name: str, value: str) -> cst.Call:
         args[-1] = last.with_changes(comma=last.comma.with_changes(whitespace_after=after_last))
         new_arg = new_arg.with_changes(comma=cst.Comma(whitespace_after=closing))
     else:
-        args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        # The whitespace before `)` (a newline in a hanging layout) moves behind the new argument.
+        args[-1] = last.with_changes(
+            comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")), whitespace_after_arg=cst.SimpleWhitespace("")
+        )
+        new_arg = new_arg.with_changes(whitespace_after_arg=last.whitespace_after_arg)
     return call.with_changes(args=[*args, new_arg])
 
 
 def without_argument(call: cst.Call, removed: cst.Arg) -> cst.Call:
-    """`call` without one argument; the comma that separated it goes with it."""
+    """`call` without one argument; the comma that separated it goes with it, and a comment on the
+    line before stays there."""
     args = list(call.args)
     position = args.index(removed)
     del args[position]
     if args and position == len(args):
-        # The removed argument was last: the new last one takes over its trailing comma (or none).
-        args[-1] = args[-1].with_changes(comma=removed.comma)
+        # The removed argument was last: the new last one ends the call the way it did.
+        previous = args[-1]
+        comma = removed.comma
+        if isinstance(comma, cst.Comma) and isinstance(previous.comma, cst.Comma):
+            before_close = comma.whitespace_after
+            kept = previous.comma.whitespace_after
+            if isinstance(kept, cst.ParenthesizedWhitespace) and isinstance(before_close, cst.ParenthesizedWhitespace):
+                comma = previous.comma.with_changes(whitespace_after=kept.with_changes(last_line=before_close.last_line))
+        elif not isinstance(comma, cst.Comma) and isinstance(previous.comma, cst.Comma):
+            # `f(a,  # note\n    b=1\n)`: the whitespace before `)` came after the removed argument.
+            comma = cst.MaybeSentinel.DEFAULT
+        args[-1] = previous.with_changes(comma=comma, whitespace_after_arg=removed.whitespace_after_arg)
     return call.with_changes(args=args)
 
 

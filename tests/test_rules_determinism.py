@@ -169,3 +169,21 @@ def test_rep303_silent(code):
 )
 def test_rep303_fix(before, after):
     assert_fix(before, after, "REP303", unsafe=True)
+
+
+@pytest.mark.parametrize(
+    "before, after",
+    [
+        (
+            "import torch\n\n\ndef setup():\n    torch.use_deterministic_algorithms(\n        True,  # strict\n"
+            "        warn_only=True,  # for now\n    )\n",
+            "import torch\n\n\ndef setup():\n    torch.use_deterministic_algorithms(\n        True,  # strict\n    )\n",
+        ),
+        (
+            "import torch\n\n\ndef setup():\n    torch.use_deterministic_algorithms(\n        True, warn_only=True\n    )\n",
+            "import torch\n\n\ndef setup():\n    torch.use_deterministic_algorithms(\n        True\n    )\n",
+        ),
+    ],
+)
+def test_rep303_fix_keeps_multiline_layout(before, after):
+    assert_fix(before, after, "REP303", unsafe=True)

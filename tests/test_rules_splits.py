@@ -156,3 +156,25 @@ def test_seed_reuse_skips_a_parameter_defaulting_to_none():
 
     code = "import torch\ndef split(ds, seed=None):\n    return torch.utils.data.random_split(ds, [1, 1])\n"
     assert "manual_seed(0)" in fix_source(code, settings=Settings(select=("REP203",)))
+
+
+@pytest.mark.parametrize(
+    "before, after",
+    [
+        (  # hanging layout inside a function: the new keyword keeps the block's indentation
+            "from sklearn.model_selection import train_test_split\n\n\ndef split(x, y):\n"
+            "    parts = train_test_split(\n        x, y, test_size=0.25\n    )\n    return parts\n",
+            "from sklearn.model_selection import train_test_split\n\n\ndef split(x, y):\n"
+            "    parts = train_test_split(\n        x, y, test_size=0.25, random_state=0\n    )\n    return parts\n",
+        ),
+        (  # one argument per line with a trailing comma, nested two blocks deep
+            "from sklearn.model_selection import train_test_split\n\n\nclass Data:\n    def split(self, x):\n"
+            "        return train_test_split(\n            x,\n            test_size=0.25,  # quarter\n        )\n",
+            "from sklearn.model_selection import train_test_split\n\n\nclass Data:\n    def split(self, x):\n"
+            "        return train_test_split(\n            x,\n            test_size=0.25,  # quarter\n"
+            "            random_state=0,\n        )\n",
+        ),
+    ],
+)
+def test_fix_keeps_multiline_layout_inside_blocks(before, after):
+    assert_fix(before, after, "REP204")
