@@ -93,7 +93,7 @@ class Engine:
         rule = REGISTRY[finding.code]
         if not (isinstance(rule, type) and issubclass(rule, Rule) and rule.training_only):
             return True
-        return not model.only_reached_by_non_training_programs(modules[finding.path].identity.name)
+        return not model.only_reached_by_non_training_programs(modules[finding.path].identity.name, finding.start.line)
 
     def _reported(self, finding: Finding, module: _Module) -> bool:
         if finding.code not in self.enabled:

@@ -46,6 +46,7 @@ class FunctionFacts:
     calls: tuple[CallFact, ...]
     trains: bool
     events: tuple[Event, ...] = ()
+    end_line: int = 0
 
 
 @dataclass(frozen=True)
@@ -342,7 +343,14 @@ class FactsCollector:
             module_calls=calls(self._module),
             trains_at_module_level=self._module.trains,
             functions=tuple(
-                FunctionFacts(state.qualname, line_of(state.node), calls(state.body), state.body.trains, events(state.body))
+                FunctionFacts(
+                    state.qualname,
+                    line_of(state.node),
+                    calls(state.body),
+                    state.body.trains,
+                    events(state.body),
+                    positions.range(state.node)[1].line,
+                )
                 for state in self._functions
             ),
             module_events=events(self._module),

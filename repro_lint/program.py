@@ -58,6 +58,7 @@ class ProjectModel:
         self._symbol_cache: dict[tuple[str, str | None], str | None] = {}
         self._callee_cache: dict[tuple[CallFact, str], tuple[str, ...]] = {}
         self._reachable_cache: dict[str, list[str]] = {}
+        self._reachable_set_cache: dict[str, frozenset[str]] = {}
         self._events_cache: dict[str, list[Located]] = {}
         self._methods: dict[str, list[str]] = {}
         self._kinds: dict[str, frozenset[str]] = {}
@@ -324,9 +325,35 @@ class ProjectModel:
     def spawns_workers(self, program: Program) -> bool:
         return any(self.modules[module].spawns_workers for module in program.modules)
 
-    def only_reached_by_non_training_programs(self, module: str) -> bool:
+    def only_reached_by_non_training_programs(self, module: str, line: int | None = None) -> bool:
+        """Whether code at `line` of `module` only runs in programs that never train (an inference
+        script, an export). Judged for the innermost function holding the line when programs reach
+        it, else for the module; a test module that no program reaches counts as not training."""
+        if module not in self.modules:
+            return False  # not Python (a launch script): no program reaches it
+        function = self._innermost_function(module, line) if line is not None else None
+        if function is not None:
+            reaching = [program for program in self.programs if function in self._reachable_set(program)]
+            if reaching:
+                return not any(program.trains for program in reaching)
         reaching = list(self.programs_reaching(module))
-        return bool(reaching) and not any(program.trains for program in reaching)
+        if reaching:
+            return not any(program.trains for program in reaching)
+        return _is_test_module(self.modules[module].path)
+
+    def _innermost_function(self, module: str, line: int) -> str | None:
+        holding = [
+            function
+            for function in self.modules[module].functions
+            if function.line <= line <= function.end_line
+        ]
+        return max(holding, key=lambda function: function.line).qualname if holding else None
+
+    def _reachable_set(self, program: Program) -> frozenset[str]:
+        cached = self._reachable_set_cache.get(program.entry.module)
+        if cached is None:
+            cached = self._reachable_set_cache[program.entry.module] = frozenset(self._reachable(program))
+        return cached
 
     def program_satisfies(self, program: Program, condition: Iterable[str]) -> bool:
         """Whether `program` meets every requirement of a rule's program condition: "trains",
@@ -374,6 +401,11 @@ class Declared:
 
 
 _IMPLICIT_METHODS = ("__init__", "__call__", "forward", "__getitem__", "__getitems__", "__iter__", "__next__")
+
+
+def _is_test_module(path: str) -> bool:
+    name = path.rpartition("/")[2]
+    return name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py" or "/tests/" in f"/{path}"
 
 
 def _is_method(qualname: str, module: str) -> bool:

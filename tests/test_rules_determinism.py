@@ -187,3 +187,56 @@ def test_rep303_fix(before, after):
 )
 def test_rep303_fix_keeps_multiline_layout(before, after):
     assert_fix(before, after, "REP303", unsafe=True)
+
+
+REP301_MORE_SILENT = [
+    # Save and restore around a block: the restored value was read from the flag itself.
+    "import torch\ndef run():\n    saved = torch.backends.cudnn.benchmark\n    torch.backends.cudnn.benchmark = False\n"
+    "    work()\n    torch.backends.cudnn.benchmark = saved\n",
+    "import torch\nclass Launcher:\n    def __init__(self):\n        self.cudnn_benchmark = torch.backends.cudnn.benchmark\n"
+    "    def restore(self):\n        torch.backends.cudnn.benchmark = self.cudnn_benchmark\n",
+    # A library applying its caller's choice; the caller's True is where the problem is.
+    "import torch\ndef configure(benchmark=None):\n    if benchmark is not None:\n        torch.backends.cudnn.benchmark = benchmark\n",
+]
+REP301_MORE_FIRES = [
+    "import torch\ndef configure(benchmark=True):\n    torch.backends.cudnn.benchmark = benchmark\n",
+    "import torch\ntorch.backends.cudnn.benchmark: bool = True\n",
+    # A value read from a look-alike flag is no saved copy of this one.
+    "import torch\ndef run():\n    saved = torch.backends.cudnn.benchmark_limit\n    torch.backends.cudnn.benchmark = saved\n",
+]
+
+
+@pytest.mark.parametrize("code", REP301_MORE_SILENT)
+def test_rep301_silent_for_restores_and_passed_choices(code):
+    assert codes(code, "REP301") == []
+
+
+@pytest.mark.parametrize("code", REP301_MORE_FIRES)
+def test_rep301_fires_for_default_on_and_annotated(code):
+    assert codes(code, "REP301") == ["REP301"]
+
+
+def test_rep303_silent_where_a_library_implements_warn():
+    code = 'import torch\ndef apply(deterministic):\n    if deterministic == "warn":\n        torch.use_deterministic_algorithms(True, warn_only=True)\n'
+    assert codes(code, "REP303") == []
+
+
+def test_rep301_judged_per_function_and_in_test_modules(project):
+    from repro_lint.api import lint_paths
+    from repro_lint.config import Settings
+
+    root = project({
+        "utils/loaders.py": """
+            import torch
+            class Streams:
+                def __init__(self):
+                    torch.backends.cudnn.benchmark = True  # inference only
+            def train_loader():
+                torch.backends.cudnn.benchmark = True
+        """,
+        "detect.py": "from utils.loaders import Streams\nif __name__ == '__main__':\n    Streams()\n",
+        "train.py": "from utils.loaders import train_loader\nif __name__ == '__main__':\n    train_loader()\n    loss.backward()\n",
+        "tests/test_speed.py": "import torch\ndef test_speed():\n    torch.backends.cudnn.benchmark = True\n",
+    })
+    found = lint_paths([root], Settings(select=("REP301",))).findings
+    assert [(finding.path.rsplit("/", 1)[-1], finding.start.line) for finding in found] == [("loaders.py", 7)]

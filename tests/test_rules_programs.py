@@ -165,7 +165,10 @@ def test_generator_objects_need_no_global_seed(project):
 
 def test_dataset_getitem_draws_are_reseeded_in_workers(project):
     dataset = "import random\nimport torch\nclass Crops(torch.utils.data.Dataset):\n    def __getitem__(self, i):\n        return random.random()\n"
-    entry = "import torch\nfrom data import Crops\nif __name__ == '__main__':\n    torch.manual_seed(0)\n    for x in torch.utils.data.DataLoader(Crops(), num_workers={n}):\n        pass\n"
+    entry = (
+        "import torch\nfrom data import Crops\nif __name__ == '__main__':\n    torch.manual_seed(0)\n"
+        "    for x in torch.utils.data.DataLoader(Crops(), num_workers={n}):\n        model(x).sum().backward()\n"
+    )
     assert codes(project({"data.py": dataset, "train.py": entry.replace("{n}", "4")}), "REP102") == []
     assert codes(project({"data.py": dataset, "train.py": entry.replace("{n}", "0")}), "REP102") == ["REP102"]
 
@@ -296,3 +299,12 @@ def test_rep304_pyproject_and_setting(project):
     root = project({"train.py": DET_CUDA}, '[project]\nname = "x"\ndependencies = ["torch>=1.13,<3"]\n')
     assert codes(root, "REP304") == ["REP304"]
     assert codes(project({"train.py": DET_CUDA}), "REP304", target_torch_version="2.4") == ["REP304"]
+
+
+def test_program_that_never_trains_counts_only_its_own_draws(project):
+    root = project({
+        "augment.py": "import random\nimport torch\ndef jitter(x):\n    return x + torch.rand(1) * random.random()\n",
+        "evaluate.py": "import torch\nfrom augment import jitter\nif __name__ == '__main__':\n    print(jitter(torch.ones(1)))\n",
+        "sample.py": "import torch\nif __name__ == '__main__':\n    print(torch.multinomial(torch.ones(3), 1))\n",
+    })
+    assert findings(root, "REP101,REP102") == [("sample.py", 2, "REP101")]

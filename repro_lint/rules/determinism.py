@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import libcst as cst
 
 from repro_lint.context import NodeEdit, PendingFix
-from repro_lint.edits import argument, is_literally_false, keyword, literal, replace_node, without_argument
+from repro_lint.edits import argument, is_literally_false, is_literally_true, keyword, literal, replace_node, without_argument
 from repro_lint.declared import CUBLAS_REQUIRED_BEFORE
 from repro_lint.facts import ModuleFacts
 from repro_lint.program import Located, ProjectModel
@@ -41,19 +42,50 @@ class CudnnBenchmarkEnabled(Rule):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
-            setting = target.target
-            if not (isinstance(setting, cst.Attribute) and setting.attr.value == "benchmark"):
-                continue
-            if not self.context.matches(setting, {"torch.backends.cudnn.benchmark"}) or is_literally_false(node.value):
-                continue
-            value = self.context.code_for(node.value)
-            why = "enabled" if literal(node.value) is not ... else f"set to `{value}`, which may be true"
-            self.report(
-                node,
-                f"`cudnn.benchmark` is {why}: cuDNN picks convolution kernels by timing them, so results can "
-                "change between runs; set it to `False`",
-                PendingFix(Applicability.UNSAFE, "Set `cudnn.benchmark = False`", (NodeEdit(node.value, "False"),)),
-            )
+            self._check(node, target.target, node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._check(node, node.target, node.value)
+
+    def _check(self, node: cst.Assign | cst.AnnAssign, setting: cst.BaseExpression, value_node: cst.BaseExpression) -> None:
+        if not (isinstance(setting, cst.Attribute) and setting.attr.value == "benchmark"):
+            return
+        if not self.context.matches(setting, {"torch.backends.cudnn.benchmark"}) or is_literally_false(value_node):
+            return
+        if self._restores_saved_value(value_node) or self._passes_callers_choice(value_node):
+            return
+        value = self.context.code_for(value_node)
+        why = "enabled" if literal(value_node) is not ... else f"set to `{value}`, which may be true"
+        self.report(
+            node,
+            f"`cudnn.benchmark` is {why}: cuDNN picks convolution kernels by timing them, so results can "
+            "change between runs; set it to `False`",
+            PendingFix(Applicability.UNSAFE, "Set `cudnn.benchmark = False`", (NodeEdit(value_node, "False"),)),
+        )
+
+    def _restores_saved_value(self, value: cst.BaseExpression) -> bool:
+        """`cudnn.benchmark = saved` where `saved` was read from the flag itself: a save-and-restore
+        that cannot turn benchmarking on."""
+        if not isinstance(value, (cst.Name, cst.Attribute)):
+            return False
+        name = self.context.code_for(value)
+        # `self.saved` may be set in another method: look at the whole class then.
+        scopes = [scope for scope in self.context.scopes if isinstance(scope, (cst.FunctionDef, cst.ClassDef))]
+        owner = next((scope for scope in reversed(scopes) if isinstance(scope, cst.ClassDef)), None) if name.startswith("self.") else None
+        region = owner or (scopes[-1] if scopes else self.context.module)
+        saved = rf"(?<![\w.]){re.escape(name)}\s*(?::[^=\n]+)?=\s*[\w.]*\bbenchmark\b(?!\s*\()"
+        return re.search(saved, self.context.code_for(region)) is not None
+
+    def _passes_callers_choice(self, value: cst.BaseExpression) -> bool:
+        """`cudnn.benchmark = benchmark` with `benchmark` a parameter that is not on by default: library
+        code applying its caller's choice, which is where a finding belongs."""
+        function = self.context.scopes[-1] if self.context.scopes else None
+        if not isinstance(value, cst.Name) or not isinstance(function, cst.FunctionDef):
+            return False
+        params = (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params)
+        param = next((param for param in params if param.name.value == value.value), None)
+        return param is not None and (param.default is None or not is_literally_true(param.default))
 
 
 @register
@@ -66,6 +98,8 @@ class DeterministicWarnOnly(Rule):
     required_text = ("warn", "set_deterministic_debug_mode")
 
     def visit_Call(self, node: cst.Call) -> None:
+        if self._implements_callers_warn_choice():
+            return
         callee = self.context.callee(node, _WARN_CAPABLE, _WARN_CAPABLE_SHORT)
         if callee == "torch.use_deterministic_algorithms":
             self._use_deterministic_algorithms(node)
@@ -73,6 +107,16 @@ class DeterministicWarnOnly(Rule):
             self._debug_mode(node)
         elif callee in LIGHTNING_TRAINERS:
             self._lightning_trainer(node)
+
+    def _implements_callers_warn_choice(self) -> bool:
+        """Under `if deterministic == "warn":` a library carries out its caller's choice (Lightning's
+        Trainer does); the finding belongs at the caller's `deterministic="warn"`."""
+        for ancestor in self.context.ancestors:
+            if isinstance(ancestor, cst.If) and isinstance(ancestor.test, cst.Comparison):
+                sides = [ancestor.test.left, *(target.comparator for target in ancestor.test.comparisons)]
+                if any(literal(side) == "warn" for side in sides):
+                    return True
+        return False
 
     def _use_deterministic_algorithms(self, node: cst.Call) -> None:
         warn_only = keyword(node, "warn_only")

@@ -25,15 +25,18 @@ def _seeded(events: list[Located], rng: str) -> bool:
 
 
 def _uses(project: ProjectModel, program: Program, events: list[Located], rng: str) -> list[Located]:
-    """Draws from `rng` that make a run differ. Parameter initialisation only matters in programs
-    that train (an inference script loads its weights); draws inside a Dataset's `__getitem__` are
-    reseeded by PyTorch in each DataLoader worker."""
+    """Draws from `rng` that make a run differ. In a program that never trains (inference, export,
+    evaluation) only draws its own entry module makes count: parameter initialisation is replaced by
+    loaded weights, and draws deep in shared code (augmentation, profiling helpers) usually sit on
+    paths such a program does not take. Draws inside a Dataset's `__getitem__` are reseeded by
+    PyTorch in each DataLoader worker."""
     workers = project.spawns_workers(program)
-    kinds = ("consume", "init") if program.trains else ("consume",)
     return [
         located
         for located in events
-        if located.event.kind in kinds and located.event.rng == rng and not (rng != TORCH and workers and located.event.in_worker)
+        if located.event.rng == rng
+        and (located.event.kind in ("consume", "init") if program.trains else located.event.kind == "consume" and located.module is program.entry)
+        and not (rng != TORCH and workers and located.event.in_worker)
     ]
 
 
