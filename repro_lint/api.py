@@ -20,7 +20,7 @@ from repro_lint.program import ProjectModel
 from repro_lint.registry import REGISTRY
 from repro_lint.rules.base import ProgramRule, Rule
 from repro_lint.rules.base import Finding
-from repro_lint.source import UnreadableSource, read_text
+from repro_lint.source import UnreadableSource, read_source
 
 
 @dataclass
@@ -33,6 +33,7 @@ class _Module:
     report: bool
     path: Path | None = None
     analysis: FileAnalysis | None = None
+    encoding: str = "utf-8"
 
 
 @dataclass
@@ -143,14 +144,14 @@ def _unreadable(display: str, reason: str) -> FileAnalysis:
 def _module_for(path: Path, display: str, root: Path, report: bool) -> _Module | None:
     identity = ModuleIdentity.from_relative_path(path.relative_to(root).as_posix())
     try:
-        text = read_text(path)
+        text, encoding = read_source(path)
     except UnreadableSource as error:
         if not report:
             return None
         module = _Module(identity, display, "", report, path)
         module.analysis = _unreadable(display, str(error))
         return module
-    return _Module(identity, display, text, report, path)
+    return _Module(identity, display, text, report, path, encoding=encoding)
 
 
 def _projects(sources: Sequence[SourcePath], given: Sequence[Path], settings: Settings) -> list[_Project]:
@@ -161,12 +162,15 @@ def _projects(sources: Sequence[SourcePath], given: Sequence[Path], settings: Se
     projects = []
     for root, members in sorted(roots.items(), key=lambda item: str(item[0])):
         if root is None:
-            # Outside any project: each file's modules are named from the folder it was found under.
+            # Outside any project (a downloaded archive): each folder given on the command line is
+            # one project, so an entry script still sees its sibling modules.
+            folders: dict[Path, list[_Module]] = {}
             for source in members:
                 base = _given_folder(source.path, given)
                 module = _module_for(source.path, source.display, base, True)
                 if module is not None:
-                    projects.append(_Project(None, [module]))
+                    folders.setdefault(base, []).append(module)
+            projects.extend(_Project(base, modules) for base, modules in sorted(folders.items()))
             continue
         reported = {source.path for source in members}
         modules = [_module_for(source.path, source.display, root, True) for source in members]
@@ -196,7 +200,7 @@ def lint_paths(
         if diff:
             result.diffs.append(unified_diff(module.display, originals[id(module)], module.text))
         elif module.path is not None:
-            write_atomically(module.path, module.text)
+            write_atomically(module.path, module.text, module.encoding)
     return result
 
 

@@ -68,13 +68,13 @@ def unified_diff(path: str, before: str, after: str) -> str:
     )
 
 
-def write_atomically(path: Path, text: str) -> None:
+def write_atomically(path: Path, text: str, encoding: str = "utf-8") -> None:
     """Write through a temporary file in the same folder and rename it over the original, so a crash
-    never leaves a half-written source file. The file keeps its permissions."""
+    never leaves a half-written source file. The file keeps its permissions and its encoding."""
     mode = path.stat().st_mode
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as stream:
+        with os.fdopen(handle, "w", encoding=encoding, newline="") as stream:
             stream.write(text)
             stream.flush()
             os.fsync(stream.fileno())

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import bisect
+import io
+import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,28 +21,38 @@ class Position:
     column: int
 
 
-def decode(data: bytes) -> str:
-    """Decode a file's bytes as UTF-8 text, or explain why it is not lintable text."""
+def decode(data: bytes) -> tuple[str, str]:
+    """A file's text and encoding: UTF-8 unless a BOM or a PEP 263 coding line says otherwise (as
+    Python reads it), or an explanation of why it is not lintable text."""
     if b"\x00" in data:
         raise UnreadableSource("file is binary (it contains NUL bytes)")
     try:
-        text = data.decode("utf-8")
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as error:
+        raise UnreadableSource(f"invalid encoding declaration: {error.msg}") from None
+    try:
+        text = data.decode(encoding)
     except UnicodeDecodeError as error:
         line = data.count(b"\n", 0, error.start) + 1
+        shown = "UTF-8" if encoding.startswith("utf-8") else encoding
         raise UnreadableSource(
-            f"file is not valid UTF-8 (byte 0x{data[error.start]:02x} on line {line}); "
-            "repro-lint reads sources as UTF-8"
+            f"file is not valid {shown} (byte 0x{data[error.start]:02x} on line {line}); repro-lint reads "
+            "sources as UTF-8 unless a coding declaration says otherwise"
         ) from None
-    # A BOM is not part of the code; LibCST and the positions we report ignore it.
-    return text.removeprefix("\ufeff")
+    # With utf-8-sig the BOM is gone from the text; it comes back when the file is written.
+    return text, encoding
 
 
-def read_text(path: Path) -> str:
+def read_source(path: Path) -> tuple[str, str]:
     try:
         data = path.read_bytes()
     except OSError as error:
         raise UnreadableSource(f"cannot read file: {error.strerror or error}") from None
     return decode(data)
+
+
+def read_text(path: Path) -> str:
+    return read_source(path)[0]
 
 
 class LineIndex:

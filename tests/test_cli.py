@@ -179,3 +179,28 @@ def test_static_check_never_imports_torch(repo):
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().endswith("torch-free")
     assert "train.py:5:1: REP301" in result.stdout
+
+
+@pytest.mark.parametrize(
+    "prefix, encoding",
+    [(b"\xef\xbb\xbf", "utf-8-sig"), (b"# -*- coding: latin-1 -*-\n", "latin-1")],
+)
+def test_fix_keeps_bom_and_declared_encoding(tmp_path, prefix, encoding):
+    (tmp_path / "pyproject.toml").write_text("")
+    body = "import torch\nnote = 'caf\u00e9'\ntorch.backends.cudnn.benchmark = True\n"
+    (tmp_path / "train.py").write_bytes(prefix + body.encode("latin-1" if encoding == "latin-1" else "utf-8"))
+    result = run("check", "--fix", "--unsafe-fixes", "--select", "REP301", ".", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    data = (tmp_path / "train.py").read_bytes()
+    assert data.startswith(prefix)
+    assert data.decode(encoding).endswith("note = 'caf\u00e9'\ntorch.backends.cudnn.benchmark = False\n")
+
+
+def test_folder_without_project_markers_is_one_project(tmp_path):
+    (tmp_path / "helpers.py").write_text("import torch\ndef fit(model):\n    model(torch.ones(2)).sum().backward()\n")
+    (tmp_path / "train.py").write_text(
+        "import torch\nfrom helpers import fit\ntorch.backends.cudnn.benchmark = True\n"
+        "if __name__ == '__main__':\n    fit(torch.nn.Linear(2, 2))\n"
+    )
+    result = run("check", "--select", "REP301", str(tmp_path), cwd=tmp_path.parent)
+    assert "REP301" in result.stdout

@@ -178,3 +178,12 @@ def test_seed_reuse_skips_a_parameter_defaulting_to_none():
 )
 def test_fix_keeps_multiline_layout_inside_blocks(before, after):
     assert_fix(before, after, "REP204")
+
+
+def test_rep203_generator_none_is_the_default():
+    assert codes("from torch.utils.data import random_split\nrandom_split(ds, [1, 1], generator=None)\n", "REP203") == ["REP203"]
+    assert_fix(
+        "import torch\ntorch.utils.data.random_split(ds, [1, 1], generator=None)\n",
+        "import torch\ntorch.utils.data.random_split(ds, [1, 1], generator=torch.Generator().manual_seed(0))\n",
+        "REP203",
+    )

@@ -29,11 +29,16 @@ class RandomSplitMissingGenerator(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         if self.context.callee(node, RANDOM_SPLIT, ("random_split",)) is None:
             return
-        if has_star_args(node) or argument(node, "generator", 2) is not None:
+        given = argument(node, "generator", 2)
+        # `generator=None` is the default: the split still draws from the global RNG.
+        if has_star_args(node) or (given is not None and literal(given.value) is not None):
             return
         torch, import_edit = import_statement_edit(self.context, "torch")
         generator = f"{torch}.Generator().manual_seed({SeedValues(self.context).expression()})"
-        edits = [replace_node(node, with_keyword(node, "generator", generator), self.context)]
+        if given is None:
+            edits = [replace_node(node, with_keyword(node, "generator", generator), self.context)]
+        else:
+            edits = [NodeEdit(given.value, generator)]
         if import_edit is not None:
             edits.append(import_edit)
         self.report(
