@@ -109,7 +109,8 @@ def call_events(call: cst.Call, targets: frozenset[str], line: int, seed_helpers
             for rng in framework["seeds"]:  # type: ignore[union-attr]
                 yield Event("seed", line, short(name), rng)
         consumer = data.consumers.get(name)
-        if consumer is None and name.startswith(data.consumer_prefixes):
+        # `torchvision.models.resnet50(...)` builds a model; `torchvision.models.__dict__.keys()` does not.
+        if consumer is None and name.startswith(data.consumer_prefixes) and "__" not in name:
             consumer = (TORCH, "init")
         if consumer is not None:
             yield Event(consumer[1], line, short(name), consumer[0])

@@ -37,6 +37,9 @@ class CallFact:
     method: str | None
     line: int
     guard: str | None = None
+    # A function handed over by name (`callbacks=[seed_all]`): it may run, but naming a class
+    # does not build one.
+    reference: bool = False
 
 
 @dataclass(frozen=True)
@@ -80,6 +83,9 @@ class ModuleFacts:
     trains_at_module_level: bool
     functions: tuple[FunctionFacts, ...]
     module_events: tuple[Event, ...] = ()
+    # The `if __name__ == "__main__":` block runs only when this module is the program's entry.
+    main_calls: tuple[CallFact, ...] = ()
+    main_events: tuple[Event, ...] = ()
     classes: tuple[ClassFacts, ...] = ()
     seed_options: tuple[SeedOption, ...] = ()
     spawns_workers: bool = False
@@ -123,6 +129,10 @@ def is_training_call(node: cst.Call) -> bool:
     return any(hint in (dotted_name(receiver) or "").lower() for receiver in receivers)
 
 
+def _is_super_call(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "super"
+
+
 class _SeedMention(cst.CSTVisitor):
     """The first `x.seed` / `seed` name in an `if` test: the option that guards a seeding call."""
 
@@ -143,7 +153,7 @@ class _SeedMention(cst.CSTVisitor):
 class _Body:
     """Calls and events of one function body, or of the module-level code."""
 
-    calls: list[tuple[cst.Call, tuple[str, ...], str | None, str | None]] = field(default_factory=list)
+    calls: list[tuple[cst.Call, tuple[str, ...], str | None, str | None, bool]] = field(default_factory=list)
     events: list[tuple[cst.CSTNode, Event]] = field(default_factory=list)
     trains: bool = False
 
@@ -166,9 +176,11 @@ class FactsCollector:
         self._stars: set[str] = set()
         self._main_guard: cst.If | None = None
         self._module = _Body()
+        self._main = _Body()
         self._functions: list[_FunctionState] = []
         self._open: list[_FunctionState] = []
         self._class_names: list[str] = []
+        self._class_bases: list[tuple[str, ...]] = []
         self._classes: list[ClassFacts] = []
         # (reported node, name, default is None, node to replace, replacement code)
         self._options: list[tuple[cst.CSTNode, str, bool, cst.CSTNode, str]] = []
@@ -209,9 +221,11 @@ class FactsCollector:
         bases = sorted({name for base in node.bases for name in self.context.qualified_names(base.value)})
         self._classes.append(ClassFacts(qualname, tuple(bases)))
         self._class_names.append(node.name.value)
+        self._class_bases.append(tuple(bases))
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
         self._class_names.pop()
+        self._class_bases.pop()
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         if self._open:
@@ -232,6 +246,8 @@ class FactsCollector:
             return self._open[-1].body
         if any(isinstance(scope, (cst.ClassDef, cst.Lambda)) for scope in self.context.scopes):
             return None
+        if self._main_guard is not None and self._main_guard in self.context.ancestors:
+            return self._main
         return self._module
 
     def _in_worker(self) -> bool:
@@ -261,17 +277,25 @@ class FactsCollector:
     def visit_Call(self, node: cst.Call) -> None:
         targets = self.context.qualified_names(node.func)
         method = node.func.attr.value if isinstance(node.func, cst.Attribute) else None
+        if method is not None and _is_super_call(node.func.value):
+            # `super().__init__()` runs the method of the class's bases, not any method of that name.
+            targets = frozenset(f"{base}.{method}" for base in (self._class_bases[-1] if self._class_bases else ()))
+            method = None
         body = self._body()
         if body is not None:
             guard = self._guard()
-            body.calls.append((node, tuple(sorted(targets)), method, guard))
+            body.calls.append((node, tuple(sorted(targets)), method, guard, False))
             body.trains |= is_training_call(node)
-            # Functions handed over by name (`callbacks=[seed_all]`) may run too.
-            for arg in node.args:
-                if isinstance(arg.value, (cst.Name, cst.Attribute)):
-                    referenced = self.context.qualified_names(arg.value)
-                    if referenced:
-                        body.calls.append((node, tuple(sorted(referenced)), None, guard))
+            # Functions handed over by name (`callbacks=[seed_all]`) may run too; a worker_init_fn
+            # runs in DataLoader workers, not in the program's own process.
+            if not _is_super_call(node):
+                for arg in node.args:
+                    if arg.keyword is not None and arg.keyword.value == "worker_init_fn":
+                        continue
+                    if isinstance(arg.value, (cst.Name, cst.Attribute)):
+                        referenced = self.context.qualified_names(arg.value)
+                        if referenced:
+                            body.calls.append((node, tuple(sorted(referenced)), None, guard, True))
         self._record(node, [*call_events(node, targets, 0, self._seed_helpers), *environment_call_events(node, 0)])
         self._argparse_option(node)
         if "torch.utils.data.DataLoader" in targets or "torch.utils.data.dataloader.DataLoader" in targets:
@@ -318,7 +342,10 @@ class FactsCollector:
             return positions.start(node).line
 
         def calls(body: _Body) -> tuple[CallFact, ...]:
-            return tuple(CallFact(targets, method, line_of(node), guard) for node, targets, method, guard in body.calls)
+            return tuple(
+                CallFact(targets, method, line_of(node), guard, reference)
+                for node, targets, method, guard, reference in body.calls
+            )
 
         def events(body: _Body) -> tuple[Event, ...]:
             return tuple(
@@ -341,7 +368,7 @@ class FactsCollector:
             star_imports=tuple(sorted(self._stars)),
             main_guard_line=line_of(self._main_guard) if self._main_guard is not None else None,
             module_calls=calls(self._module),
-            trains_at_module_level=self._module.trains,
+            trains_at_module_level=self._module.trains or self._main.trains,
             functions=tuple(
                 FunctionFacts(
                     state.qualname,
@@ -354,6 +381,8 @@ class FactsCollector:
                 for state in self._functions
             ),
             module_events=events(self._module),
+            main_calls=calls(self._main),
+            main_events=events(self._main),
             classes=tuple(self._classes),
             seed_options=tuple(
                 SeedOption(*positions.range(node), name, is_none, Edit(*positions.range(replaced), code))

@@ -7,7 +7,7 @@ rules and the `training_only` filter of local rules work from this model alone, 
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, replace
 from functools import cached_property
 
@@ -59,6 +59,7 @@ class ProjectModel:
         self._callee_cache: dict[tuple[CallFact, str], tuple[str, ...]] = {}
         self._reachable_cache: dict[str, list[str]] = {}
         self._reachable_set_cache: dict[str, frozenset[str]] = {}
+        self._program_modules_cache: dict[str, tuple[str, ...]] = {}
         self._events_cache: dict[str, list[Located]] = {}
         self._methods: dict[str, list[str]] = {}
         self._kinds: dict[str, frozenset[str]] = {}
@@ -93,6 +94,12 @@ class ProjectModel:
         return tuple(sorted(found))
 
     def program_modules(self, entry: str) -> tuple[str, ...]:
+        cached = self._program_modules_cache.get(entry)
+        if cached is None:
+            cached = self._program_modules_cache[entry] = self._imported_closure(entry)
+        return cached
+
+    def _imported_closure(self, entry: str) -> tuple[str, ...]:
         seen = {entry}
         stack = [entry]
         while stack:
@@ -153,45 +160,60 @@ class ProjectModel:
             return None
         return None
 
-    def callees(self, call: CallFact, caller_module: str) -> tuple[str, ...]:
-        """Project functions a call may reach. `obj.method()` on an unknown object may be any project
-        method of that name: over-approximating keeps "does this program train?" from missing
-        training loops written as methods."""
+    def callees(self, call: CallFact, caller_module: str, fallback_within: Collection[str] | None = None) -> tuple[str, ...]:
+        """Project functions a call may reach. `obj.method()` on an unknown object may be any method of
+        that name in `fallback_within` (the program's own modules): over-approximating there keeps
+        "does this program seed / train?" from missing code written as methods. Without
+        `fallback_within` only resolved callees count (where a wrong guess would raise a finding)."""
         key = (call, caller_module)
-        cached = self._callee_cache.get(key)
-        if cached is not None:
-            return cached
-        found = {resolved for target in call.targets for resolved in self.resolve_functions(target, caller_module)}
-        if not found and call.method is not None and not call.targets:
-            found.update(name for name in self._methods.get(call.method, ()) if _is_method(name, self._module_of_function[name]))
-        self._callee_cache[key] = tuple(sorted(found))
-        return self._callee_cache[key]
+        resolved = self._callee_cache.get(key)
+        if resolved is None:
+            if call.reference:
+                targets = (self.resolve_symbol(target, caller_module) for target in call.targets)
+                resolved = tuple(sorted({found for found in targets if found in self.functions}))
+            else:
+                resolved = tuple(sorted({found for target in call.targets for found in self.resolve_functions(target, caller_module)}))
+            self._callee_cache[key] = resolved
+        if resolved or fallback_within is None or call.method is None or call.targets or call.method.startswith("__"):
+            return resolved
+        return tuple(
+            name
+            for name in self._methods.get(call.method, ())
+            if self._module_of_function[name] in fallback_within and _is_method(name, self._module_of_function[name])
+        )
 
-    @cached_property
-    def _training_functions(self) -> frozenset[str]:
-        """Functions that train directly or through the project functions they call (a fixed point)."""
-        trains = {name for name, function in self.functions.items() if function.trains}
-        changed = True
-        while changed:
-            changed = False
-            for name, function in self.functions.items():
-                if name in trains:
-                    continue
-                module = self._module_of_function[name]
-                if any(callee in trains for call in function.calls for callee in self.callees(call, module)):
-                    trains.add(name)
-                    changed = True
-        return frozenset(trains)
+    def _entry_calls(self, entry: str, modules: Collection[str]) -> list[tuple[str, CallFact]]:
+        """Calls made when `entry` runs: module-level code of every module it imports, and the
+        `__main__` block of the entry alone."""
+        calls = [(module, call) for module in sorted(modules) for call in self.modules[module].module_calls]
+        calls.extend((entry, call) for call in self.modules[entry].main_calls)
+        return calls
 
-    def function_trains(self, qualname: str) -> bool:
-        return qualname in self._training_functions
+    def _walk(self, entry: str) -> list[str]:
+        """Project functions that may run when `entry` runs, followed transitively."""
+        cached = self._reachable_cache.get(entry)
+        if cached is None:
+            cached = self._reachable_cache[entry] = self._follow_calls(entry, self.program_modules(entry))
+        return cached
+
+    def _follow_calls(self, entry: str, modules: tuple[str, ...]) -> list[str]:
+        within = frozenset(modules)
+        seen: set[str] = set()
+        stack = [callee for module, call in self._entry_calls(entry, modules) for callee in self.callees(call, module, within)]
+        while stack:
+            name = stack.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            module = self._module_of_function[name]
+            stack.extend(callee for call in self.functions[name].calls for callee in self.callees(call, module, within))
+        return sorted(seen)
 
     def module_trains_on_load(self, module: str) -> bool:
-        """Module-level statements (the main guard included) train, directly or through calls."""
+        """Running the module (its module-level code and main block) trains, directly or through calls."""
         facts = self.modules[module]
-        return facts.trains_at_module_level or any(
-            callee in self._training_functions for call in facts.module_calls for callee in self.callees(call, module)
-        )
+        reached = self._walk(module)
+        return facts.trains_at_module_level or any(self.functions[name].trains for name in reached)
 
     # Entry points and programs ------------------------------------------------------------------
 
@@ -215,39 +237,18 @@ class ProjectModel:
     # What a program does ------------------------------------------------------------------------
 
     def _reachable(self, program: Program) -> list[str]:
-        """Project functions that may run in `program`: called from module-level code of its modules
-        (import time, the main guard), then transitively."""
-        cached = self._reachable_cache.get(program.entry.module)
-        if cached is None:
-            cached = self._reachable_cache[program.entry.module] = self._walk_calls(program)
-        return cached
-
-    def _walk_calls(self, program: Program) -> list[str]:
-        seen: set[str] = set()
-        stack = [
-            callee
-            for module in program.modules
-            for call in self.modules[module].module_calls
-            for callee in self.callees(call, module)
-        ]
-        while stack:
-            name = stack.pop()
-            if name in seen:
-                continue
-            seen.add(name)
-            module = self._module_of_function[name]
-            stack.extend(callee for call in self.functions[name].calls for callee in self.callees(call, module))
-        return sorted(seen)
+        return self._walk(program.entry.module)
 
     def _call_guards(self, program: Program) -> dict[str, str | None]:
         """For each reachable function, the seed option guarding every call to it (`args.seed` when
         all its calls sit under `if args.seed is not None:`), else None."""
         guards: dict[str, set[str | None]] = {}
-        calls = [(module, call) for module in program.modules for call in self.modules[module].module_calls]
+        within = frozenset(program.modules)
+        calls = self._entry_calls(program.entry.module, program.modules)
         for name in self._reachable(program):
             calls.extend((self._module_of_function[name], call) for call in self.functions[name].calls)
         for module, call in calls:
-            for callee in self.callees(call, module):
+            for callee in self.callees(call, module, within):
                 guards.setdefault(callee, set()).add(call.guard)
         return {name: next(iter(found)) if len(found) == 1 else None for name, found in guards.items()}
 
@@ -260,7 +261,9 @@ class ProjectModel:
         return cached
 
     def _collect_events(self, program: Program) -> list[Located]:
+        entry = self.modules[program.entry.module]
         found = [Located(self.modules[module], event) for module in program.modules for event in self.modules[module].module_events]
+        found.extend(Located(entry, event) for event in entry.main_events)
         call_guards = self._call_guards(program)
         for name in self._reachable(program):
             module = self.modules[self._module_of_function[name]]
@@ -277,10 +280,12 @@ class ProjectModel:
         """`MyTrainer(...)` where MyTrainer subclasses a framework object that seeds (HF Trainer)."""
         frameworks = tables().frameworks
         found = []
-        calls = [(module, call) for module in program.modules for call in self.modules[module].module_calls]
+        calls = self._entry_calls(program.entry.module, program.modules)
         for name in self._reachable(program):
             calls.extend((self._module_of_function[name], call) for call in self.functions[name].calls)
         for module, call in calls:
+            if call.reference:
+                continue
             for target in call.targets:
                 cls = self.resolve_symbol(target, module)
                 framework = self._framework_base(cls) if cls in self.classes else None

@@ -308,3 +308,39 @@ def test_program_that_never_trains_counts_only_its_own_draws(project):
         "sample.py": "import torch\nif __name__ == '__main__':\n    print(torch.multinomial(torch.ones(3), 1))\n",
     })
     assert findings(root, "REP101,REP102") == [("sample.py", 2, "REP101")]
+
+
+def test_super_init_reaches_only_the_base_class(project):
+    root = project({
+        "noise.py": "import random\nclass Noise:\n    def __init__(self):\n        self.x = random.random()\n",
+        "net.py": "import torch\nclass Base(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "class Net(Base):\n    def __init__(self):\n        super(Net, self).__init__()\n        self.fc = torch.nn.Linear(2, 2)\n",
+        "train.py": "import torch\nimport noise\nfrom net import Net\nif __name__ == '__main__':\n    torch.manual_seed(0)\n"
+        "    Net()(torch.ones(2)).sum().backward()\n",
+    })
+    assert codes(root, "REP101,REP102") == []
+
+
+def test_imported_modules_main_block_does_not_run_in_importers(project):
+    root = project({
+        "lib.py": "import random\nimport torch\ndef f():\n    return 1\nif __name__ == '__main__':\n    random.shuffle([1])\n    torch.nn.Linear(2, 2).cuda()(torch.ones(2)).sum().backward()\n",
+        "main.py": "import torch\nfrom lib import f\nif __name__ == '__main__':\n    torch.manual_seed(0)\n    torch.nn.Linear(2, 2)(torch.ones(f())).sum().backward()\n",
+    })
+    assert [(path, code) for path, _, code in findings(root, "REP101,REP102,REP302")] == [("lib.py", "REP101"), ("lib.py", "REP102"), ("lib.py", "REP302")]
+
+
+def test_worker_init_fn_does_not_seed_the_main_process(project):
+    code = (
+        "import random\nimport torch\ndef seed_worker(worker_id):\n    random.seed(torch.initial_seed() % 2**32)\n"
+        "if __name__ == '__main__':\n    torch.manual_seed(0)\n    loader = torch.utils.data.DataLoader(range(4), worker_init_fn=seed_worker)\n"
+        "    random.shuffle([1, 2])\n    torch.nn.Linear(2, 2)(torch.ones(2)).sum().backward()\n"
+    )
+    assert codes(project({"train.py": code}), "REP102") == ["REP102"]
+
+
+def test_method_fallback_stays_inside_the_program(project):
+    root = project({
+        "bench.py": "import torch\nclass Runner:\n    def run(self):\n        loss.backward()\n        opt.step()\n",
+        "validate.py": "import torch\nif __name__ == '__main__':\n    sess = make_session()\n    sess.run(torch.ones(2).cuda())\n",
+    })
+    assert codes(root, "REP302") == []

@@ -267,7 +267,7 @@ class SeedAfterRandomness(ProgramRule):
     def check(self, project: ProjectModel) -> Iterator[Finding]:
         consuming = project.functions_drawing(TORCH)
         for facts in project.modules.values():
-            bodies = [(facts.module_events, facts.module_calls)]
+            bodies = [(facts.module_events + facts.main_events, facts.module_calls + facts.main_calls)]
             bodies += [(function.events, function.calls) for function in facts.functions]
             for events, calls in bodies:
                 seeds = [event for event in events if event.kind == "seed" and event.rng == TORCH]
