@@ -37,6 +37,7 @@ class EntryFixFacts:
     newline: str
     import_line: int
     torch_import_line: int | None
+    os_import_line: int | None
     aliases: tuple[tuple[str, str], ...]
     main_path: InsertionPoint | None
 
@@ -77,11 +78,14 @@ def _main_path(context: FileContext, guard: cst.If | None, positions: Positions)
     constant = next((name for name in _SEED_CONSTANTS if context.resolver.usable_as_value(name, [module])), None)
 
     if guard is None:
-        # A script training at module level: seed right after the imports and the seed constant.
+        # A script training at module level: seed after the imports, the seed constant and any
+        # seeding already there.
         line = _import_line(module, positions)
         if constant is not None:
             line = max(line, _definition_end(module, constant, positions) + 1)
-        return InsertionPoint(line, "", constant)
+        body = list(module.body)
+        before = [index for index, statement in enumerate(body) if positions.range(statement)[1].line < line]
+        return InsertionPoint(_after_seeding(body, before[-1] if before else -1, positions, text, line), "", constant)
     if not isinstance(guard.body, cst.IndentedBlock):
         return None
     blocks: list[tuple[list[cst.BaseStatement], str, cst.IndentedBlock]] = [(_statements(guard.body), _indent(guard.body, "", module), guard.body)]
@@ -94,18 +98,30 @@ def _main_path(context: FileContext, guard: cst.If | None, positions: Positions)
         parameter = _parsed_options_parameter(called, call)
         if parameter is not None and option.defined and not option.may_be_none and statements:
             first = 1 if _is_docstring(statements[0]) and len(statements) > 1 else 0
-            start = positions.start(statements[first]).line
+            start = _first_line(statements[first], positions)
             return InsertionPoint(_after_seeding(statements, first - 1, positions, text, start), indent, f"{parameter}.seed")
 
     for statements, indent, block in blocks:
-        for index, statement in enumerate(statements):
-            seed = _assigned_config(statement, text, option.defined)
-            if seed is None or (option.may_be_none and seed.split(".")[0] in PARSED_OBJECTS):
-                continue
-            after = _after_seeding(statements, index, positions, text)
-            return InsertionPoint(after, indent, seed)
+        # The last assignment wins: `args = get_parser()` then `args = args.parse_args()`.
+        found = [
+            (index, seed)
+            for index, statement in enumerate(statements)
+            if (seed := _assigned_config(statement, text, option.defined)) is not None
+            and not (option.may_be_none and seed.split(".")[0] in PARSED_OBJECTS)
+        ]
+        if found:
+            index, seed = found[-1]
+            return InsertionPoint(_after_seeding(statements, index, positions, text), indent, seed)
     statements, indent, block = blocks[0]
-    return InsertionPoint(_after_seeding(statements, -1, positions, text, positions.start(statements[0]).line), indent, constant)
+    return InsertionPoint(_after_seeding(statements, -1, positions, text, _first_line(statements[0], positions)), indent, constant)
+
+
+def _first_line(statement: cst.BaseStatement, positions: Positions) -> int:
+    """Where a statement's lines begin, its leading comments included: code inserted before it
+    must not come between a comment and the statement it describes."""
+    leading = statement.leading_lines
+    comments = next((index for index, line in enumerate(leading) if line.comment is not None), len(leading))
+    return positions.start(statement).line - (len(leading) - comments)
 
 
 def _definition_end(module: cst.Module, name: str, positions: Positions) -> int:
@@ -172,7 +188,8 @@ def _is_docstring(statement: cst.BaseStatement) -> bool:
     )
 
 
-def _torch_import_line(module: cst.Module, positions: Positions) -> int | None:
+def _first_import_line(module: cst.Module, positions: Positions, package: str) -> int | None:
+    """The line of the first top-level statement importing `package` or one of its submodules."""
     for statement in module.body:
         if not isinstance(statement, cst.SimpleStatementLine):
             continue
@@ -182,7 +199,7 @@ def _torch_import_line(module: cst.Module, positions: Positions) -> int | None:
                 names = [dotted_name(alias.name) or "" for alias in small.names]
             elif isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative:
                 names = [dotted_name(small.module) or ""]
-            if any(name == "torch" or name.startswith("torch.") for name in names):
+            if any(name == package or name.startswith(package + ".") for name in names):
                 return positions.start(statement).line
     return None
 
@@ -197,7 +214,8 @@ def entry_fix_facts(context: FileContext, guard: cst.If | None, positions: Posit
     return EntryFixFacts(
         newline=module.default_newline,
         import_line=_import_line(module, positions),
-        torch_import_line=_torch_import_line(module, positions),
+        torch_import_line=_first_import_line(module, positions, "torch"),
+        os_import_line=_first_import_line(module, positions, "os"),
         aliases=aliases,
         main_path=_main_path(context, guard, positions),
     )

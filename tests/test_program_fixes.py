@@ -214,6 +214,8 @@ def test_rep302_inserts_after_the_seed(project):
             model(torch.ones(2).cuda()).sum().backward()
         """,
         """\
+        import os
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
         import torch
 
         if __name__ == "__main__":
@@ -224,6 +226,123 @@ def test_rep302_inserts_after_the_seed(project):
             model(torch.ones(2).cuda()).sum().backward()
         """,
         "REP302",
+    )
+
+
+def test_rep302_fix_leaves_cublas_alone_for_new_torch(project):
+    assert_project_fix(
+        project,
+        """\
+        import torch
+
+        if __name__ == "__main__":
+            torch.nn.Linear(2, 2).cuda()(torch.ones(2).cuda()).sum().backward()
+        """,
+        """\
+        import torch
+
+        if __name__ == "__main__":
+            torch.use_deterministic_algorithms(True)
+            torch.backends.cudnn.deterministic = True
+            torch.nn.Linear(2, 2).cuda()(torch.ones(2).cuda()).sum().backward()
+        """,
+        "REP302",
+        target_torch_version="2.12",
+    )
+
+
+def test_rep304_reuses_an_earlier_import_os(project):
+    assert_project_fix(
+        project,
+        """\
+        import os
+        import torch
+
+        if __name__ == "__main__":
+            torch.manual_seed(0)
+            torch.use_deterministic_algorithms(True)
+            torch.nn.Linear(2, 2).cuda()(torch.ones(2).cuda()).sum().backward()
+        """,
+        """\
+        import os
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+        import torch
+
+        if __name__ == "__main__":
+            torch.manual_seed(0)
+            torch.use_deterministic_algorithms(True)
+            torch.nn.Linear(2, 2).cuda()(torch.ones(2).cuda()).sum().backward()
+        """,
+        "REP304",
+        target_torch_version="2.1",
+    )
+
+
+def test_rep101_after_the_last_assignment_and_before_leading_comments(project):
+    assert_project_fix(
+        project,
+        """\
+        import torch
+
+
+        def get_args_parser():
+            return parser
+
+
+        if __name__ == "__main__":
+            # Parse the options first.
+            args = get_args_parser()
+            args = args.parse_args()
+            torch.nn.Linear(2, 2)(torch.ones(2)).sum().backward()
+            print(args.seed)
+        """,
+        """\
+        import torch
+
+
+        def get_args_parser():
+            return parser
+
+
+        if __name__ == "__main__":
+            # Parse the options first.
+            args = get_args_parser()
+            args = args.parse_args()
+            torch.manual_seed(args.seed)
+            torch.nn.Linear(2, 2)(torch.ones(2)).sum().backward()
+            print(args.seed)
+        """,
+        "REP101",
+    )
+
+
+def test_rep101_main_block_insertion_goes_above_the_first_comment(project):
+    assert_project_fix(
+        project,
+        """\
+        import torch
+
+        SEED = 1
+
+        if __name__ == "__main__":
+
+            # two workers
+            world = 2
+            torch.nn.Linear(2, 2)(torch.ones(world)).sum().backward()
+        """,
+        """\
+        import torch
+
+        SEED = 1
+
+        if __name__ == "__main__":
+
+            torch.manual_seed(SEED)
+            # two workers
+            world = 2
+            torch.nn.Linear(2, 2)(torch.ones(world)).sum().backward()
+        """,
+        "REP101",
     )
 
 

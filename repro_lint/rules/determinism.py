@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from collections.abc import Iterator
 
 import libcst as cst
@@ -219,6 +220,13 @@ class DeterministicAlgorithmsNotEnabled(ProgramRule):
                 "Enable deterministic algorithms",
                 uses_seed=False,
             )
+            # Deterministic mode raises on cuBLAS before torch 2.10 without the variable: unless the
+            # project targets a newer torch, the fix sets it too.
+            version = project.declared.torch_version(program.entry.path)
+            cublas = _cublas_edit(program.entry)
+            sets_cublas = project.declared.cublas_in_configs or any(located.event.kind == "cublas" for located in events)
+            if fix is not None and cublas is not None and not sets_cublas and (version is None or version < CUBLAS_REQUIRED_BEFORE):
+                fix = replace(fix, edits=(cublas, *fix.edits))
             yield program_finding(
                 self,
                 program.entry,
@@ -259,11 +267,22 @@ class CublasWorkspaceUnset(ProgramRule):
             )
 
 
-def _cublas_fix(entry: ModuleFacts) -> Fix | None:
+def _cublas_edit(entry: ModuleFacts) -> Edit | None:
+    """Set CUBLAS_WORKSPACE_CONFIG before torch is imported, reusing an `import os` that comes first."""
     facts = entry.fix
     if facts is None or facts.torch_import_line is None:
         return None
     newline = facts.newline
-    text = f'import os{newline}os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8"){newline}'
+    os_name = facts.alias("os")
+    if os_name is None or facts.os_import_line is None or facts.os_import_line > facts.torch_import_line:
+        os_name, text = "os", f"import os{newline}"
+    else:
+        text = ""
+    text += f'{os_name}.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8"){newline}'
     at = Position(facts.torch_import_line, 0)
-    return Fix(Applicability.UNSAFE, "Set CUBLAS_WORKSPACE_CONFIG before importing torch", (Edit(at, at, text),))
+    return Edit(at, at, text)
+
+
+def _cublas_fix(entry: ModuleFacts) -> Fix | None:
+    edit = _cublas_edit(entry)
+    return Fix(Applicability.UNSAFE, "Set CUBLAS_WORKSPACE_CONFIG before importing torch", (edit,)) if edit else None
