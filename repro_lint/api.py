@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from repro_lint.cache import AnalysisCache
 from repro_lint.analysis import FileAnalysis, ModuleIdentity, analyze, parses, syntax_error
 from repro_lint.config import Settings
 from repro_lint.declared import declared
@@ -50,8 +51,10 @@ class LintResult:
 
 
 class Engine:
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, use_cache: bool = False) -> None:
         self.settings = settings
+        self.use_cache = use_cache
+        self._cache: AnalysisCache | None = None
         enabled = settings.enabled_codes
         chosen = [REGISTRY[code] for code in sorted(enabled)]
         self.local_rules: list[type[Rule]] = [rule for rule in chosen if issubclass(rule, Rule)]
@@ -61,13 +64,24 @@ class Engine:
     def _analyze(self, module: _Module) -> FileAnalysis:
         if module.analysis is None:
             rules = self.local_rules if module.report else []
-            module.analysis = analyze(module.text, module.display, module.identity, rules, self.settings)
+            module.analysis = self._analyze_python(module, rules)
         return module.analysis
+
+    def _analyze_python(self, module: _Module, rules: list[type[Rule]]) -> FileAnalysis:
+        identity = f"{module.identity}:{module.report}"
+        cached = self._cache.load(module.display, identity, module.text) if self._cache else None
+        if cached is not None:
+            return cached
+        analysis = analyze(module.text, module.display, module.identity, rules, self.settings)
+        if self._cache is not None:
+            self._cache.store(module.display, identity, module.text, analysis)
+        return analysis
 
     def findings(self, projects: Sequence[_Project]) -> list[Finding]:
         found: list[Finding] = []
         for project in projects:
             modules = project.modules
+            self._cache = AnalysisCache(project.root, repr(self.settings)) if self.use_cache and project.root else None
             analyses = [self._analyze(module) for module in modules]
             model = ProjectModel(
                 (analysis.facts for analysis in analyses if analysis.facts is not None), self.settings.entry_points
@@ -185,12 +199,18 @@ def _given_folder(path: Path, given: Sequence[Path]) -> Path:
 
 
 def lint_paths(
-    paths: Sequence[Path], settings: Settings, *, fix: bool = False, unsafe_fixes: bool = False, diff: bool = False
+    paths: Sequence[Path],
+    settings: Settings,
+    *,
+    fix: bool = False,
+    unsafe_fixes: bool = False,
+    diff: bool = False,
+    use_cache: bool = False,
 ) -> LintResult:
     """Lint files and folders. With `fix`, write the fixed files (atomically); with `diff`, only
-    return the fixes as unified diffs."""
+    return the fixes as unified diffs. With `use_cache`, unchanged files are not analysed again."""
     projects = _projects(discover(paths, settings), paths, settings)
-    engine = Engine(settings)
+    engine = Engine(settings, use_cache)
     if not (fix or diff):
         return LintResult(engine.findings(projects))
     originals = {id(module): module.text for project in projects for module in project.modules}

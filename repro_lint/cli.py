@@ -64,6 +64,7 @@ def _emit(report: str, output_file: Path | None, summary: str | None) -> None:
 )
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
 @click.option("--statistics", is_flag=True, help="Count findings by code instead of listing them.")
+@click.option("--no-cache", is_flag=True, help="Analyse every file again instead of reusing unchanged files' results.")
 @click.option("--config", "config_file", type=click.Path(path_type=Path, dir_okay=False), help="Configuration file.")
 @click.option("--quiet", "-q", is_flag=True, help="Print findings only, no summary.")
 def check(
@@ -78,6 +79,7 @@ def check(
     output_file: Path | None,
     exit_zero: bool,
     statistics: bool,
+    no_cache: bool,
     config_file: Path | None,
     quiet: bool,
 ) -> None:
@@ -87,7 +89,7 @@ def check(
         settings = load_settings(config_file, targets[0]).with_overrides(
             _codes(select) if select else None, _codes(extend_select), _codes(ignore)
         )
-        result = lint_paths(targets, settings, fix=fix, unsafe_fixes=unsafe_fixes, diff=diff)
+        result = lint_paths(targets, settings, fix=fix, unsafe_fixes=unsafe_fixes, diff=diff, use_cache=not no_cache)
     except (ConfigError, MissingPath) as error:
         _fail(str(error))
         return
