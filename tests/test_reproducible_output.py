@@ -12,7 +12,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def _json_output(hash_seed: str) -> str:
     result = subprocess.run(
-        [sys.executable, "-m", "repro_lint", "check", "--output-format", "json", "examples/"],
+        # --no-cache: the second run must compute, not read the first run's results.
+        [sys.executable, "-m", "repro_lint", "check", "--no-cache", "--output-format", "json", "examples/"],
         cwd=ROOT,
         capture_output=True,
         text=True,
