@@ -15,13 +15,14 @@ from repro_lint.cache import AnalysisCache
 from repro_lint.analysis import FileAnalysis, ModuleIdentity, analyze, parses, syntax_error
 from repro_lint.config import Settings
 from repro_lint.declared import declared
-from repro_lint.discovery import SourcePath, discover, project_files, project_root
+from repro_lint.discovery import SCANNED_SUFFIXES, SourcePath, discover, project_files, project_root
 from repro_lint.fixes import MAX_FIX_ROUNDS, applicable, apply_fixes, unified_diff, write_atomically
 from repro_lint.program import ProjectModel
 from repro_lint.registry import REGISTRY
 from repro_lint.rules.base import ProgramRule, Rule
 from repro_lint.rules.base import Finding
 from repro_lint.source import UnreadableSource, read_source
+from repro_lint.sources import scanner_for, validator_for
 
 
 @dataclass
@@ -63,8 +64,12 @@ class Engine:
 
     def _analyze(self, module: _Module) -> FileAnalysis:
         if module.analysis is None:
-            rules = self.local_rules if module.report else []
-            module.analysis = self._analyze_python(module, rules)
+            scanner = scanner_for(module.display)  # launch scripts and configs
+            if scanner is not None:
+                module.analysis = scanner(module.text, module.display)
+            else:
+                rules = self.local_rules if module.report else []
+                module.analysis = self._analyze_python(module, rules)
         return module.analysis
 
     def _analyze_python(self, module: _Module, rules: list[type[Rule]]) -> FileAnalysis:
@@ -106,9 +111,13 @@ class Engine:
     @staticmethod
     def _keep_local(finding: Finding, modules: dict[str, _Module], model: ProjectModel) -> bool:
         rule = REGISTRY[finding.code]
-        if not (isinstance(rule, type) and issubclass(rule, Rule) and rule.training_only):
+        if not (isinstance(rule, type) and issubclass(rule, Rule)):
             return True
-        return not model.only_reached_by_non_training_programs(modules[finding.path].identity.name, finding.start.line)
+        module = modules[finding.path].identity.name
+        if rule.training_only and model.only_reached_by_non_training_programs(module, finding.start.line):
+            return False
+        condition = rule.program_condition_for(finding)
+        return not condition or model.reached_by_program_where(module, condition)
 
     def _reported(self, finding: Finding, module: _Module) -> bool:
         if finding.code not in self.enabled:
@@ -141,7 +150,7 @@ class Engine:
                     fixes = [finding.fix for finding in by_path.get(module.display, ()) if finding.fix is not None]
                     if not fixes:
                         continue
-                    text, count = apply_fixes(module.text, fixes, parses)
+                    text, count = apply_fixes(module.text, fixes, validator_for(module.display) or parses)
                     if count:
                         module.text, module.analysis = text, None
                         fixed += count
@@ -188,7 +197,9 @@ def _projects(sources: Sequence[SourcePath], given: Sequence[Path], settings: Se
             continue
         reported = {source.path for source in members}
         modules = [_module_for(source.path, source.display, root, True) for source in members]
-        modules += [_module_for(path, path.as_posix(), root, False) for path in project_files(root, settings) if path not in reported]
+        if any(source.path.suffix not in SCANNED_SUFFIXES for source in members):
+            # Python modules need the project's other modules for their facts; scripts and configs do not.
+            modules += [_module_for(path, path.as_posix(), root, False) for path in project_files(root, settings) if path not in reported]
         projects.append(_Project(root, [module for module in modules if module is not None]))
     return projects
 

@@ -12,7 +12,9 @@ from pathlib import Path
 
 from repro_lint.config import Settings
 
-LINTED_SUFFIXES = (".py",)
+# Launch scripts and configs are scanned for the settings the rules name (repro_lint/sources/).
+SCANNED_SUFFIXES = (".sh", ".yaml", ".yml", ".json")
+LINTED_SUFFIXES = (".py", *SCANNED_SUFFIXES)
 PROJECT_MARKERS = ("pyproject.toml", "setup.py", ".git")
 # Ruff's default excludes, plus our cache and notebook checkpoints.
 DEFAULT_EXCLUDE = (
@@ -195,4 +197,5 @@ def project_root(folder: Path) -> Path | None:
 
 
 def project_files(root: Path, settings: Settings) -> list[Path]:
-    return list(walk(root, Excluder(settings)))
+    """The project's modules, read for their facts; launch scripts and configs have none."""
+    return [path for path in walk(root, Excluder(settings)) if path.suffix not in SCANNED_SUFFIXES]

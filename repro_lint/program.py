@@ -364,10 +364,20 @@ class ProjectModel:
         """Whether `program` meets every requirement of a rule's program condition: "trains",
         "cuda" (some of its work runs on CUDA), "nondeterministic" (deterministic algorithms are never
         switched on globally; `cudnn.deterministic` alone covers only cuDNN, and a value that cannot
-        be known counts as on, so the rule stays silent)."""
-        kinds = self._event_kinds(program)
-        checks = {"trains": program.trains, "cuda": "cuda" in kinds, "nondeterministic": "deterministic" not in kinds}
-        return all(checks[requirement] for requirement in condition)
+        be known counts as on, so the rule stays silent). The program's events are gathered only
+        when a requirement needs them."""
+        for requirement in condition:
+            if requirement == "trains":
+                met = program.trains
+            elif requirement == "cuda":
+                met = "cuda" in self._event_kinds(program)
+            elif requirement == "nondeterministic":
+                met = "deterministic" not in self._event_kinds(program)
+            else:
+                raise ValueError(f"unknown program requirement {requirement!r}")
+            if not met:
+                return False
+        return True
 
     def reached_by_program_where(self, module: str, condition: Iterable[str]) -> bool:
         """Whether some program that reaches `module` meets `condition`."""
@@ -375,12 +385,15 @@ class ProjectModel:
         return any(self.program_satisfies(program, required) for program in self.programs_reaching(module))
 
     def _event_kinds(self, program: Program) -> frozenset[str]:
+        """The kinds of event that may happen in `program` (as `events` finds them, without the
+        seed guards and framework seeds that only seed events need, which are costly to resolve)."""
         cached = self._kinds.get(program.entry.module)
         if cached is None:
+            happen = [event for module in program.modules for event in self.modules[module].module_events]
+            happen += program.entry.main_events
+            happen += [event for name in self._reachable(program) for event in self.functions[name].events]
             cached = frozenset(
-                located.event.kind
-                for located in self.events(program)
-                if not (located.event.kind == "deterministic" and located.event.what == "cudnn.deterministic = True")
+                event.kind for event in happen if not (event.kind == "deterministic" and event.what == "cudnn.deterministic = True")
             )
             self._kinds[program.entry.module] = cached
         return cached

@@ -78,12 +78,21 @@ class Rule(RuleMeta):
     required_text: ClassVar[tuple[str, ...]] = ()
     # Silence findings in modules that only programs which never train reach (inference scripts).
     training_only: ClassVar[bool] = False
+    # What a program must do for a finding to be true ("trains", "cuda", "nondeterministic"; see
+    # ProjectModel.program_satisfies): findings are kept only in modules that a program meeting all of
+    # them reaches. For rules whose condition is about the whole program, which one file cannot see.
+    program_condition: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, context: FileContext) -> None:
         self.context = context
 
     def report(self, node: cst.CSTNode, message: str, fix: PendingFix | None = None) -> None:
         self.context.report(self, node, message, fix)
+
+    @classmethod
+    def program_condition_for(cls, finding: Finding) -> tuple[str, ...]:
+        """The program condition of one finding; a rule whose forms differ in it overrides this."""
+        return cls.program_condition
 
 
 class ProgramRule(RuleMeta):

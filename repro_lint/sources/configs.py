@@ -1,0 +1,234 @@
+"""Scanning YAML and JSON configs: REP305 keys that switch flash attention on, REP308 environment
+settings. Parsed with PyYAML's composer, which keeps every node's position; JSON goes through the
+same composer (JSON is YAML's flow style), after the standard `json` module has checked it, so a
+broken JSON file is reported in JSON's own words."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
+
+import yaml
+
+from repro_lint.analysis import FileAnalysis, syntax_error
+from repro_lint.knowledge import load
+from repro_lint.source import LineIndex
+from repro_lint.sources.reports import Report, analysis, empty
+from repro_lint.sources.launches import allows_nvls
+from repro_lint.suppression import Suppressions
+
+# Bigger files are data (datasets, vocabularies), not configuration; composing them would be slow.
+MAX_CONFIG_CHARACTERS = 2_000_000
+_TRUE = frozenset({"true", "yes", "on"})
+_COMMENT = re.compile(r"(?:^|(?<=[ \t]))#[^\n]*", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class _Keys:
+    flags: frozenset[str]
+    implementation_keys: frozenset[str]
+    implementations: frozenset[str]
+    backend_keys: frozenset[str]
+    backends: frozenset[str]
+    deterministic: frozenset[str]
+    algo_variable: str
+    algo_deterministic: frozenset[str]
+    nccl_variable: str
+    nvls: list[str]
+
+    @property
+    def required(self) -> tuple[str, ...]:
+        return (*self.flags, *self.implementation_keys, *self.backend_keys, self.algo_variable, self.nccl_variable)
+
+
+@cache
+def _keys() -> _Keys:
+    data = load("launch.json")
+    keys = data["config_keys"]
+    environment = data["environment"]
+    return _Keys(
+        flags=frozenset(keys["flags"]),
+        implementation_keys=frozenset(keys["implementations"]["keys"]),
+        implementations=frozenset(keys["implementations"]["values"]),
+        backend_keys=frozenset(keys["backends"]["keys"]),
+        backends=frozenset(keys["backends"]["values"]),
+        deterministic=frozenset(keys["deterministic"]),
+        algo_variable=environment["nondeterministic_algo"]["variable"],
+        algo_deterministic=frozenset(environment["nondeterministic_algo"]["deterministic_values"]),
+        nccl_variable=environment["nccl_algo"]["variable"],
+        nvls=environment["nccl_algo"]["nvls_algorithms"],
+    )
+
+
+def scan_yaml(text: str, display: str) -> FileAnalysis:
+    return _scan(text, display, is_json=False)
+
+
+def scan_json(text: str, display: str) -> FileAnalysis:
+    return _scan(text, display, is_json=True)
+
+
+def _scan(text: str, display: str, is_json: bool) -> FileAnalysis:
+    if len(text) > MAX_CONFIG_CHARACTERS or not any(key in text for key in _keys().required):
+        return empty(display, text)
+    if is_json:
+        try:
+            json.loads(text)
+        except json.JSONDecodeError as error:
+            return syntax_error(display, text, f"cannot parse: {error.msg}", error.lineno, error.colno - 1)
+    try:
+        documents = _compose(text, is_json)
+    except yaml.YAMLError as error:
+        message, offset = _yaml_problem(error)
+        at = LineIndex(text).position(offset)
+        return syntax_error(display, text, f"cannot parse: {message}", at.line, at.column)
+    reports: list[Report] = []
+    scalars: list[tuple[int, int]] = []
+    for document in documents:
+        if document is None:
+            continue
+        nodes = list(_walk(document))
+        scalars.extend((node.start_mark.index, node.end_mark.index) for node in nodes if isinstance(node, yaml.ScalarNode))
+        reports.extend(_check(nodes, text))
+    return analysis(display, text, sorted(reports, key=lambda report: (report.offset, report.code)), _suppressions(text, scalars))
+
+
+def _compose(text: str, is_json: bool) -> list[yaml.Node | None]:
+    # A tab outside a JSON string is only whitespace (inside one JSON requires `\t`), but YAML refuses
+    # tabs as indentation; a space in its place keeps every offset.
+    source = text.replace("\t", " ") if is_json else text
+    return list(yaml.compose_all(source, Loader=yaml.SafeLoader))
+
+
+def _yaml_problem(error: yaml.YAMLError) -> tuple[str, int]:
+    if isinstance(error, yaml.MarkedYAMLError):
+        mark = error.problem_mark or error.context_mark
+        message = error.problem or error.context or "invalid YAML"
+        return message, mark.index if mark is not None else 0
+    if isinstance(error, yaml.reader.ReaderError):
+        return error.reason, error.position
+    return str(error), 0
+
+
+def parses_yaml(text: str) -> bool:
+    try:
+        _compose(text, is_json=False)
+    except yaml.YAMLError:
+        return False
+    return True
+
+
+def parses_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except json.JSONDecodeError:
+        return False
+    return True
+
+
+def _walk(node: yaml.Node) -> Iterator[yaml.Node]:
+    yield node
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            yield from _walk(key)
+            yield from _walk(value)
+    elif isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            yield from _walk(item)
+
+
+def _scalar(node: yaml.Node) -> str | None:
+    return node.value if isinstance(node, yaml.ScalarNode) else None
+
+
+def _is_true(node: yaml.Node) -> bool:
+    return isinstance(node, yaml.ScalarNode) and node.tag.endswith(":bool") and node.value.lower() in _TRUE
+
+
+def _pairs(nodes: list[yaml.Node]) -> Iterator[tuple[yaml.ScalarNode, yaml.Node]]:
+    """Every `key: value` of a document, and every `{name: X, value: Y}` entry of an environment list
+    (Kubernetes, Slurm and CI configs write variables that way)."""
+    for node in nodes:
+        if not isinstance(node, yaml.MappingNode):
+            continue
+        entries = {_scalar(key): (key, value) for key, value in node.value if _scalar(key) is not None}
+        for key, value in node.value:
+            if isinstance(key, yaml.ScalarNode):
+                yield key, value
+        if "name" in entries and "value" in entries and isinstance(entries["name"][1], yaml.ScalarNode):
+            yield entries["name"][1], entries["value"][1]
+
+
+def _check(nodes: list[yaml.Node], text: str) -> Iterator[Report]:
+    keys = _keys()
+    pairs = list(_pairs(nodes))
+    deterministic = any(key.value in keys.deterministic and _is_true(value) for key, value in pairs)
+    for key, value in pairs:
+        name, setting = key.value, _scalar(value)
+        where = (key.start_mark.index, len(name))
+        if name in keys.flags and _is_true(value):
+            yield Report("REP305", *where, f"`{name}: {setting}` switches flash attention on; its backward pass is "
+                         "nondeterministic (set it to false for reproducible runs)")
+        elif setting is not None and (
+            (name in keys.implementation_keys and setting in keys.implementations)
+            or (name in keys.backend_keys and setting in keys.backends and not deterministic)
+        ):
+            yield Report("REP305", *where, f"`{name}: {setting}` chooses flash attention, whose backward pass is "
+                         "nondeterministic; choose `sdpa` / `eager` (or Megatron's `deterministic_mode: true`)")
+        elif name == keys.algo_variable and setting is not None and not _templated(setting) and setting not in keys.algo_deterministic:
+            replacement = f"{value.style}0{value.style}" if value.style in ("'", '"') else "0"
+            yield Report("REP308", *where, f"`{name}: {setting}` lets Transformer Engine pick nondeterministic "
+                         "attention kernels; set it to 0",
+                         (value.start_mark.index, value.end_mark.index, replacement, f"Set `{name}` to 0"))
+        elif name == keys.nccl_variable and setting is not None and deterministic and not _templated(setting) and allows_nvls(setting, keys.nvls):
+            yield Report("REP308", *where, f"`{name}: {setting}` lets NCCL use NVLS, whose reductions are not bitwise "
+                         "reproducible, in a config that asks for deterministic mode; use `Ring` or `^NVLS`")
+    yield from _environment_strings(nodes, text)
+
+
+def _environment_strings(nodes: list[yaml.Node], text: str) -> Iterator[Report]:
+    """`- NVTE_ALLOW_NONDETERMINISTIC_ALGO=1` items of an environment list (docker-compose style)."""
+    keys = _keys()
+    prefix = keys.algo_variable + "="
+    for node in nodes:
+        if not isinstance(node, yaml.SequenceNode):
+            continue
+        for item in node.value:
+            setting = _scalar(item)
+            if setting is None or not setting.startswith(prefix):
+                continue
+            value = setting[len(prefix):]
+            source = text[item.start_mark.index : item.end_mark.index]
+            at = source.find(prefix)
+            if _templated(value) or value in keys.algo_deterministic or at < 0 or "\n" in source:
+                continue
+            start = item.start_mark.index + at
+            value_start = start + len(prefix)
+            value_end = value_start + len(value)
+            yield Report("REP308", start, len(keys.algo_variable), f"`{setting}` lets Transformer Engine pick "
+                         "nondeterministic attention kernels; set it to 0",
+                         (value_start, value_end, "0", f"Set `{keys.algo_variable}=0`"))
+
+
+def _templated(value: str) -> bool:
+    """A value filled in later (`${oc.env:X}`, `{{ var }}`, `$X`): not known here."""
+    return "$" in value or "{{" in value
+
+
+def _suppressions(text: str, scalars: list[tuple[int, int]]) -> Suppressions:
+    """`# noqa` comments: a `#` after a blank or at a line's start, outside every scalar."""
+    suppressions = Suppressions()
+    if "noqa" not in text.lower():
+        return suppressions
+    index = LineIndex(text)
+    for match in _COMMENT.finditer(text):
+        start = match.start()
+        if any(begin <= start < end for begin, end in scalars):
+            continue
+        at = index.position(start)
+        own_line = not index.line_text(at.line)[: at.column].strip()
+        suppressions.add_comment(at.line, match.group(), own_line)
+    return suppressions

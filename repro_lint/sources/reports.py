@@ -1,0 +1,53 @@
+"""What the scanners of launch scripts and configs report, turned into the engine's findings."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from repro_lint.analysis import FileAnalysis
+from repro_lint.rules.base import Applicability, Edit, Finding, Fix, RuleMeta
+from repro_lint.source import LineIndex
+from repro_lint.suppression import Suppressions
+
+
+@dataclass(frozen=True)
+class Report:
+    """A finding of a scanner: the rule, the offset and length of the text it is reported at, its
+    message, and optionally the fix: a replacement of the text between two offsets (always unsafe:
+    it changes a setting the user chose)."""
+
+    code: str
+    offset: int
+    length: int
+    message: str
+    fix: tuple[int, int, str, str] | None = None  # start, end, new text, fix message
+
+
+def empty(display: str, text: str) -> FileAnalysis:
+
+    return FileAnalysis(display, text, [], None, Suppressions())
+
+
+def analysis(display: str, text: str, reports: Iterable[Report], suppressions: Suppressions) -> FileAnalysis:
+    """Findings at the reports' offsets, one per rule and place."""
+    from repro_lint.registry import REGISTRY
+
+    index = LineIndex(text)
+    findings: dict[tuple[str, int], Finding] = {}
+    for report in reports:
+        key = (report.code, report.offset)
+        if key in findings:
+            continue
+        rule: type[RuleMeta] = REGISTRY[report.code]
+        start = index.position(report.offset)
+        end = index.position(min(report.offset + report.length, len(text)))
+        if end.line != start.line:
+            end = start
+        fix = None
+        if report.fix is not None:
+            fix_start, fix_end, content, message = report.fix
+            edit = Edit(index.position(fix_start), index.position(fix_end), content)
+            fix = Fix(Applicability.UNSAFE, message, (edit,))
+        findings[key] = Finding(report.code, rule.name, report.message, display, start, end, fix)
+    return FileAnalysis(display, text, list(findings.values()), None, suppressions)

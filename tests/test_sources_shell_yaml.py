@@ -1,0 +1,401 @@
+"""Launch scripts (.sh) and YAML/JSON configs: REP305 and REP308 under the same codes, positions,
+noqa comments, fixes and output formats as Python findings; REP001 when a file cannot be parsed."""
+
+import json
+import textwrap
+
+import pytest
+from click.testing import CliRunner
+
+from repro_lint.api import fix_source, lint_paths, lint_source
+from repro_lint.cli import main
+from repro_lint.config import Settings
+from repro_lint.sources.shell_lexer import lex
+
+SELECT = Settings(select=("REP305", "REP308", "REP001"))
+
+
+def lint_file(text: str, name: str = "launch.sh") -> list[tuple[str, int, int]]:
+    """(code, line, column) of each finding; columns 0-based."""
+    findings = lint_source(textwrap.dedent(text), name, SELECT)
+    return [(finding.code, finding.start.line, finding.start.column) for finding in findings]
+
+
+def assert_fix_file(before: str, after: str, name: str, rule: str) -> None:
+    """The fix gives `after`; fixing again changes nothing; re-linting no longer raises `rule`."""
+    before, after = textwrap.dedent(before), textwrap.dedent(after)
+    settings = Settings(select=(rule,))
+    assert rule in [finding.code for finding in lint_source(before, name, settings)]
+    assert fix_source(before, name, settings, unsafe=False) == before  # the fix is unsafe
+    fixed = fix_source(before, name, settings, unsafe=True)
+    assert fixed == after
+    assert fix_source(fixed, name, settings, unsafe=True) == fixed
+    assert rule not in [finding.code for finding in lint_source(fixed, name, settings)]
+
+
+# --- the tokenizer --------------------------------------------------------------------------------
+
+
+def test_lexer_positions_continuations_and_comments():
+    script = 'torchrun a.py \\\n    --x "a b" # don\'t\necho ${#ARR[@]} x#y\n'
+    lexed = lex(script)
+    words = [(token.value, script[token.start : token.end]) for token in lexed.tokens if not token.operator]
+    assert words == [("torchrun", "torchrun"), ("a.py", "a.py"), ("--x", "--x"), ("a b", '"a b"'), ("echo", "echo"), ("${#ARR[@]}", "${#ARR[@]}"), ("x#y", "x#y")]
+    assert [script[comment.start : comment.end] for comment in lexed.comments] == ["# don't"]
+
+
+def test_lexer_skips_heredoc_bodies_unless_they_are_scripts():
+    script = "cat <<EOF > c.yaml\ntorchrun pretrain_gpt.py\nEOF\nsbatch <<EOF\ntorchrun pretrain_bert.py\nEOF\n"
+    words = [token.value for token in lex(script).tokens if not token.operator]
+    assert "pretrain_gpt.py" not in words
+    assert "pretrain_bert.py" in words
+
+
+# --- REP305 in launch scripts ---------------------------------------------------------------------
+
+
+def test_shell_flag_in_multiline_command():
+    assert lint_file(
+        """\
+        torchrun --nproc_per_node 8 pretrain_gpt.py \\
+            --tensor-model-parallel-size 2 \\
+            --use-flash-attn \\
+            --deterministic-modes
+        """
+    ) == [("REP308", 1, 0), ("REP305", 3, 4)]
+
+
+def test_shell_flag_in_array_with_comments():
+    assert lint_file(
+        """\
+        MODEL_ARGS=(
+            --num-layers 24  # depth
+            # --attention-backend fused
+            --attention-backend flash
+        )
+        python train.py "${MODEL_ARGS[@]}"
+        """
+    ) == [("REP305", 4, 4)]
+
+
+def test_shell_flag_in_string_variable_and_script_variable():
+    findings = lint_file(
+        """\
+        SCRIPT=examples/pretrain_gpt.py
+        OPTIONS=" \\
+            --micro-batch-size 1 \\
+            --attention-backend=auto \\
+        "
+        torchrun $SCRIPT ${OPTIONS}
+        """
+    )
+    assert findings == [("REP305", 4, 4), ("REP308", 6, 0)]
+
+
+def test_shell_appended_options_and_hf_style_flags():
+    assert lint_file(
+        """\
+        ARGS="--lr 1e-4"
+        ARGS="$ARGS --attn_implementation flash_attention_2"
+        accelerate launch run_clm.py $ARGS --use_flash_attn True
+        """
+    ) == [("REP305", 2, 12), ("REP305", 3, 35)]
+
+
+def test_shell_bash_c_string_and_sbatch_heredoc():
+    assert lint_file(
+        """\
+        ARGS=(--use-flash-attn)
+        CMD="cd /work; python ${ROOT}/pretrain_gpt.py ${ARGS[@]}"
+        sbatch <<EOF
+        srun bash -c "${CMD}"
+        EOF
+        """
+    ) == [("REP305", 1, 6), ("REP308", 4, 13)]
+
+
+SHELL_SILENT = [
+    # --deterministic-mode makes Megatron's flash attention deterministic.
+    "torchrun pretrain_gpt.py --use-flash-attn --deterministic-mode\n",
+    # Another backend, one that cannot be known, or flash overridden by a later value.
+    "python train.py --attention-backend fused\n",
+    "python train.py --attention-backend $BACKEND\n",
+    "python train.py --attention-backend flash --attention-backend fused\n",
+    "python train.py --use_flash_attn false\n",
+    # Commented out.
+    "python train.py \\\n    --lr 1\n# --use-flash-attn\n",
+    "ARGS=(\n  --lr 1\n  # --use-flash-attn\n)\npython train.py ${ARGS[@]}\n",
+    # Inference: the flash forward pass is deterministic.
+    "torchrun ../../tools/run_text_generation_server.py --use-flash-attn --tensor-model-parallel-size 1\n",
+    # Options the scanner cannot see may hold --deterministic-mode.
+    'torchrun pretrain_gpt.py --use-flash-attn "$@"\n',
+    "torchrun pretrain_gpt.py --use-flash-attn ${EXTRA_ARGS}\n",
+    "if [ $DET ]; then EXTRA=--deterministic-mode; else EXTRA=; fi\ntorchrun pretrain_gpt.py --use-flash-attn $EXTRA\n",
+    # Not a launch, or flags never passed to one.
+    'echo "--use-flash-attn"\n',
+    'if [ "$DRY_RUN" = true ]; then\n  echo "torchrun pretrain_gpt.py --use-flash-attn"\nfi\n',
+    "FLASH_ARGS=(--use-flash-attn)\necho done\n",
+    "cat <<EOF > run.sh\ntorchrun pretrain_gpt.py --use-flash-attn\nEOF\n",
+    # A training script that is not Megatron's: no --deterministic-mode to ask for.
+    "python train.py --lr 1e-3\n",
+]
+
+
+@pytest.mark.parametrize("script", SHELL_SILENT)
+def test_shell_silent(script):
+    assert lint_file(script) == []
+
+
+# --- REP308 in launch scripts ---------------------------------------------------------------------
+
+
+def test_shell_branches_keep_both_option_lists_and_forget_values():
+    # Neither branch passes --deterministic-mode: the launch lacks it either way.
+    options = "if [ $FREEZE ]; then EXTRA=--freeze-lm; else EXTRA=; fi\ntorchrun pretrain_gpt.py $EXTRA\n"
+    assert lint_file(options) == [("REP308", 2, 0)]
+    # A value set in a `case` branch is unknown, but it is still the value of `--save`.
+    value = "CKPT=none\ncase $1 in\n  --ckpt) CKPT=$2;;\nesac\ntorchrun pretrain_gpt.py --save $CKPT\n"
+    assert lint_file(value) == [("REP308", 5, 0)]
+    appended = "ARGS=()\nif [ $MOCK ]; then\n  ARGS+=(--mock-data)\nelse\n  ARGS+=(--data-path $DATA)\nfi\ntorchrun pretrain_gpt.py ${ARGS[@]}\n"
+    assert lint_file(appended) == [("REP308", 7, 0)]
+
+
+def test_shell_nvte_through_variables_and_prefixes():
+    assert lint_file(
+        """\
+        if [[ $DEBUG -eq 1 ]]; then
+            NONDETERMINISTIC_ATTN=1
+        else
+            NONDETERMINISTIC_ATTN=1
+        fi
+        export NVTE_ALLOW_NONDETERMINISTIC_ALGO=${NONDETERMINISTIC_ATTN}
+        NVTE_ALLOW_NONDETERMINISTIC_ALGO=1 python train.py
+        """
+    ) == [("REP308", 6, 7), ("REP308", 7, 0)]
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        "export NVTE_ALLOW_NONDETERMINISTIC_ALGO=0\n",
+        "export NVTE_ALLOW_NONDETERMINISTIC_ALGO=$1\n",
+        "export NVTE_ALLOW_NONDETERMINISTIC_ALGO=${ALLOW}\n",
+        "if [ $FAST ]; then A=1; else A=0; fi\nexport NVTE_ALLOW_NONDETERMINISTIC_ALGO=$A\n",
+        # NVLS is excluded, or the script does not ask for determinism.
+        "export NCCL_ALGO=^NVLS\ntorchrun pretrain_gpt.py --deterministic-mode\n",
+        "export NCCL_ALGO=Ring,CollnetDirect\ntorchrun pretrain_gpt.py --deterministic-mode\n",
+        "export NCCL_ALGO=NVLS\npython train.py\n",
+    ],
+)
+def test_shell_environment_silent(script):
+    assert lint_file(script) == []
+
+
+def test_shell_nccl_algo_allowing_nvls_under_deterministic_mode():
+    assert lint_file("export NCCL_ALGO=NVLSTree,Ring\ntorchrun pretrain_gpt.py --deterministic-mode\n") == [("REP308", 1, 7)]
+    assert lint_file("export NCCL_ALGO=^Tree\ntorchrun pretrain_gpt.py --deterministic-mode\n") == [("REP308", 1, 7)]
+
+
+def test_shell_fix_sets_nvte_to_zero():
+    assert_fix_file(
+        "A=1\nexport NVTE_ALLOW_NONDETERMINISTIC_ALGO=${A}  # TE\npython train.py\n",
+        "A=1\nexport NVTE_ALLOW_NONDETERMINISTIC_ALGO=0  # TE\npython train.py\n",
+        "launch.sh",
+        "REP308",
+    )
+
+
+# --- noqa -----------------------------------------------------------------------------------------
+
+
+def test_shell_noqa_on_the_flag_line_and_after_a_multiline_command():
+    array = "ARGS=(\n  --use-flash-attn  # noqa: REP305\n)\npython train.py ${ARGS[@]}\n"
+    assert lint_file(array) == []
+    command = "torchrun pretrain_gpt.py \\\n    --use-flash-attn \\\n    --lr 1  # noqa: REP305, REP308\n"
+    assert lint_file(command) == []
+    other_code = "torchrun pretrain_gpt.py \\\n    --use-flash-attn \\\n    --lr 1  # noqa: REP308\n"
+    assert lint_file(other_code) == [("REP305", 2, 4)]
+    file_wide = "# repro-lint: noqa: REP305\ntorchrun train.py --use-flash-attn\n"
+    assert lint_file(file_wide) == []
+
+
+# --- YAML and JSON --------------------------------------------------------------------------------
+
+
+def test_yaml_keys():
+    assert lint_file(
+        """\
+        model:
+          config:
+            use_flash_attn: True
+            flash_attention: yes
+            attn_implementation: flash_attention_2
+        trainer:
+          attention_backend: flash
+        """,
+        "config.yaml",
+    ) == [("REP305", 3, 4), ("REP305", 4, 4), ("REP305", 5, 4), ("REP305", 7, 2)]
+
+
+YAML_SILENT = [
+    "use_flash_attn: false\n",
+    "use_flash_attn: ${oc.env:FLASH}\n",
+    "use_flash_attn: 'true'\n",
+    "attn_implementation: sdpa\n",
+    "# use_flash_attn: true\nlr: 1\n",
+    "note: 'use_flash_attn: true'\n",
+    "use_flash_attn: true  # noqa: REP305\n",
+    "attention_backend: flash\ndeterministic_mode: true\n",
+    "env:\n  NVTE_ALLOW_NONDETERMINISTIC_ALGO: '0'\n",
+    "env:\n  NVTE_ALLOW_NONDETERMINISTIC_ALGO: ${ALLOW}\n",
+    "NCCL_ALGO: NVLS\n",
+    "NCCL_ALGO: ^NVLS\ndeterministic_mode: true\n",
+]
+
+
+@pytest.mark.parametrize("config", YAML_SILENT)
+def test_yaml_silent(config):
+    assert lint_file(config, "config.yml") == []
+
+
+def test_yaml_environment_forms():
+    assert lint_file(
+        """\
+        env:
+          - name: NVTE_ALLOW_NONDETERMINISTIC_ALGO
+            value: "1"
+          - NVTE_ALLOW_NONDETERMINISTIC_ALGO=1
+        variables:
+          NVTE_ALLOW_NONDETERMINISTIC_ALGO: 1
+          NCCL_ALGO: NVLS
+        deterministic_mode: true
+        """,
+        "job.yaml",
+    ) == [("REP308", 2, 10), ("REP308", 4, 4), ("REP308", 6, 2), ("REP308", 7, 2)]
+
+
+def test_yaml_fix_keeps_quotes_and_comments():
+    assert_fix_file(
+        'env:\n  - name: NVTE_ALLOW_NONDETERMINISTIC_ALGO\n    value: "1"  # speed\n  - NVTE_ALLOW_NONDETERMINISTIC_ALGO=2\n',
+        'env:\n  - name: NVTE_ALLOW_NONDETERMINISTIC_ALGO\n    value: "0"  # speed\n  - NVTE_ALLOW_NONDETERMINISTIC_ALGO=0\n',
+        "job.yaml",
+        "REP308",
+    )
+
+
+def test_json_config():
+    config = json.dumps({"model": {"use_flash_attn": True, "attn_implementation": "flash_attention_2"}}, indent=2)
+    assert lint_file(config, "config.json") == [("REP305", 3, 4), ("REP305", 4, 4)]
+    assert lint_file(config.replace("  ", "\t"), "config.json") == [("REP305", 3, 2), ("REP305", 4, 2)]
+    assert lint_file(config.replace("true", "false").replace("flash_attention_2", "sdpa"), "config.json") == []
+
+
+def test_json_fix():
+    assert_fix_file(
+        '{"env": {"NVTE_ALLOW_NONDETERMINISTIC_ALGO": "1"}}\n',
+        '{"env": {"NVTE_ALLOW_NONDETERMINISTIC_ALGO": "0"}}\n',
+        "config.json",
+        "REP308",
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "expected"),
+    [
+        ("bad.yaml", "model:\n  use_flash_attn: [true\n", ("REP001", 3, 0)),
+        ("bad.yaml", "model:\n  use_flash_attn: true\n bad: 1\n", ("REP001", 3, 1)),
+        ("bad.json", '{"use_flash_attn": true,}\n', ("REP001", 1, 24)),
+        ("bad.sh", 'torchrun pretrain_gpt.py --use-flash-attn "unclosed\n', ("REP001", 1, 42)),
+    ],
+)
+def test_unparsable_files_give_rep001(name, text, expected):
+    findings = lint_source(text, name, SELECT)
+    assert [(finding.code, finding.start.line, finding.start.column) for finding in findings] == [expected]
+    assert findings[0].message.startswith("cannot parse: ")
+
+
+def test_unrelated_broken_configs_are_not_parsed():
+    # Files that mention none of the settings are never parsed, so templates (Helm, Jinja) stay quiet.
+    assert lint_file("{{- if .Values.x }}\nkey: {{ .Values.y }}\n", "chart.yaml") == []
+
+
+# --- the engine: discovery, project files, output ------------------------------------------------
+
+
+def test_every_scanned_suffix_has_a_scanner_and_a_validator():
+    from repro_lint import sources
+    from repro_lint.discovery import LINTED_SUFFIXES, SCANNED_SUFFIXES
+
+    assert set(SCANNED_SUFFIXES) <= set(LINTED_SUFFIXES)
+    for suffix in SCANNED_SUFFIXES:
+        assert sources.scanner_for(f"dir/file{suffix}") is not None
+        assert sources.validator_for(f"dir/file{suffix}") is not None
+    assert sources.scanner_for("dir/train.py") is None
+
+
+def test_discovery_lints_scripts_and_configs_with_python(project):
+    root = project({
+        "train.py": "model = Model(use_flash_attn=True)\n",
+        "scripts/run.sh": "python train.py \\\n    --use-flash-attn\n",
+        "configs/model.yaml": "use_flash_attn: true\n",
+        "configs/model.json": '{"use_flash_attn": true}\n',
+        "notes.txt": "use_flash_attn: true\n",
+    })
+    findings = lint_paths([root], Settings(select=("REP305",))).findings
+    assert sorted((f.path.rpartition(str(root))[2], f.start.line) for f in findings) == [
+        ("/configs/model.json", 1),
+        ("/configs/model.yaml", 1),
+        ("/scripts/run.sh", 2),
+        ("/train.py", 1),
+    ]
+
+
+def test_linting_one_python_file_does_not_read_configs(project, monkeypatch):
+    root = project({"train.py": "x = 1\n", "other.py": "y = 2\n", "big.json": "{" * 10})
+    from repro_lint import api
+
+    calls = []
+    original = api.scanner_for
+
+    def spy(path: str):
+        calls.append(path)
+        return original(path)
+
+    monkeypatch.setattr(api, "scanner_for", spy)
+    assert lint_paths([root / "train.py"], Settings()).findings == []
+    assert any(path.endswith("other.py") for path in calls)  # the project's modules are read
+    assert not any(path.endswith(".json") for path in calls)
+
+
+def test_linting_only_scripts_does_not_read_the_python_project(project, monkeypatch):
+    # Pre-commit passes the changed files: a changed config needs no facts of the project's modules.
+    root = project({"train.py": "x = 1\n", "run.sh": "python train.py --use-flash-attn\n"})
+    from repro_lint import api
+
+    parsed = []
+    monkeypatch.setattr(api, "analyze", lambda *args, **kwargs: parsed.append(args[1]))
+    assert [f.code for f in lint_paths([root / "run.sh"], Settings(select=("REP305",))).findings] == ["REP305"]
+    assert parsed == []
+
+
+def test_cli_text_and_json_output_for_a_script(project, monkeypatch):
+    root = project({"run.sh": "torchrun train.py --use-flash-attn\n"})
+    monkeypatch.chdir(root)
+    runner = CliRunner()
+    text = runner.invoke(main, ["check", "run.sh", "--select", "REP305"])
+    assert text.exit_code == 1
+    assert text.output.splitlines()[0].startswith("run.sh:1:19: REP305 `--use-flash-attn` switches flash attention on")
+    output = runner.invoke(main, ["check", "run.sh", "--select", "REP305", "--output-format", "json"])
+    record = json.loads(output.output)[0]
+    assert (record["code"], record["path"], record["line"], record["column"], record["end_column"]) == ("REP305", "run.sh", 1, 19, 35)
+
+
+def test_cli_unsafe_fix_rewrites_a_config_file(project, monkeypatch):
+    root = project({"job.yaml": "env:\n  NVTE_ALLOW_NONDETERMINISTIC_ALGO: '1'  # keep\n"})
+    monkeypatch.chdir(root)
+    runner = CliRunner()
+    assert runner.invoke(main, ["check", "job.yaml", "--select", "REP308", "--fix"]).exit_code == 1  # unsafe: not applied
+    assert "'1'" in (root / "job.yaml").read_text()
+    result = runner.invoke(main, ["check", "job.yaml", "--select", "REP308", "--fix", "--unsafe-fixes"])
+    assert result.exit_code == 0
+    assert (root / "job.yaml").read_text() == "env:\n  NVTE_ALLOW_NONDETERMINISTIC_ALGO: '0'  # keep\n"
