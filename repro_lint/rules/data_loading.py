@@ -377,7 +377,7 @@ def _target_version(context: FileContext) -> tuple[int, ...] | None:
 def _lightning_seeds_workers(context: FileContext) -> bool:
     """`seed_everything(..., workers=True)` in this module: Lightning then installs its own worker
     seeding for the loaders it runs. (The program-wide check waits for the program model.)"""
-    code = context.module.code
+    code = context.source
     if "seed_everything" not in code or "workers" not in code:
         return False
     for node in _walk(context.module):
@@ -528,7 +528,7 @@ class DataLoaderMissingWorkerInit(Rule):
         context = self.context
         newline, indent = context.module.default_newline, context.module.default_indent
         # numpy is seeded only where the module already uses it: importing it could fail elsewhere.
-        uses_numpy = context.module_alias("numpy") is not None or re.search(r"^\s*(import|from)\s+numpy\b", context.module.code, re.MULTILINE)
+        uses_numpy = context.module_alias("numpy") is not None or re.search(r"^\s*(import|from)\s+numpy\b", context.source, re.MULTILINE)
         modules = ("torch", "numpy", "random") if uses_numpy else ("torch", "random")
         names, import_edits = _import_edits(context, modules)
         seeded = "numpy and random" if uses_numpy else "random module"

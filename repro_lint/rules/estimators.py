@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from repro_lint.context import NodeEdit, PendingFix
-from repro_lint.dataflow import replace_in_place
-from repro_lint.edits import has_star_args, keyword, literal, with_keyword
+from repro_lint.context import PendingFix
+from repro_lint.edits import has_star_args, keyword, literal
 from repro_lint.knowledge import load
+from repro_lint.random_state import missing_random_state
 from repro_lint.rules.base import Applicability, FixAvailability, Rule, register
-from repro_lint.seed_values import SeedValues
 
 
 def _estimators() -> dict[str, dict[str, object] | None]:
@@ -45,16 +44,10 @@ class EstimatorMissingRandomState(Rule):
             if given is None or literal(given.value) not in condition["values"]:  # type: ignore[operator]
                 return
             why = f" with `{parameter}={self.context.code_for(given.value)}`"
-        random_state = keyword(node, "random_state")
-        if random_state is not None and literal(random_state.value) is not None:
+        missing = missing_random_state(self.context, node, keyword(node, "random_state"))
+        if missing is None:
             return
-        seed = SeedValues(self.context).expression()
-        if random_state is None:
-            edit = replace_in_place(self.context, node, with_keyword(node, "random_state", seed))
-            problem = "without `random_state`"
-        else:
-            edit = NodeEdit(random_state.value, seed)
-            problem = "with `random_state=None`"
+        edit, problem, seed = missing
         self.report(
             node,
             f"`{short}`{why} is built {problem}: its fit draws from numpy's global RNG, so the fitted model "

@@ -7,9 +7,9 @@ import re
 import libcst as cst
 
 from repro_lint.context import NodeEdit, PendingFix
-from repro_lint.dataflow import replace_in_place
 from repro_lint.edits import argument, has_star_args, import_statement_edit, literal, replace_node, with_keyword
 from repro_lint.knowledge import load
+from repro_lint.random_state import missing_random_state
 from repro_lint.rules.base import Applicability, FixAvailability, Rule, register
 from repro_lint.seed_values import SeedValues
 
@@ -97,18 +97,13 @@ class SklearnMissingRandomState(Rule):
         self._report(node, "DataFrame.sample", argument(node, "random_state", _PANDAS_RANDOM_STATE_POSITION))
 
     def _imports_pandas(self) -> bool:
-        return re.search(r"^[ \t]*(import|from)[ \t]+pandas\b", self.context.module.code, re.MULTILINE) is not None
+        return re.search(r"^[ \t]*(import|from)[ \t]+pandas\b", self.context.source, re.MULTILINE) is not None
 
     def _report(self, node: cst.Call, short: str, random_state: cst.Arg | None) -> None:
-        if random_state is not None and literal(random_state.value) is not None:
+        missing = missing_random_state(self.context, node, random_state)
+        if missing is None:
             return
-        seed = SeedValues(self.context).expression()
-        if random_state is None:
-            edit = replace_in_place(self.context, node, with_keyword(node, "random_state", seed))
-            problem = "without `random_state`"
-        else:
-            edit = NodeEdit(random_state.value, seed)
-            problem = "with `random_state=None`"
+        edit, problem, seed = missing
         self.report(
             node,
             f"`{short}` {problem}: it draws from numpy's global RNG, so the {'sample' if short == 'DataFrame.sample' else 'split'} changes whenever other code "
