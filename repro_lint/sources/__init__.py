@@ -19,32 +19,29 @@ def _suffix(path: str) -> str:
     return "." + name.rpartition(".")[2].lower() if "." in name else ""
 
 
-def scanner_for(path: str) -> Scanner | None:
-    """The scanner for a file of this name; None for Python (and anything else)."""
+def _handlers(path: str) -> tuple[Scanner, Callable[[str], bool]] | None:
+    """The scanner for a file of this name and the parse check its fixed text must pass; None for
+    Python (and anything else)."""
     from repro_lint.sources import configs, shell_scan  # imported late: they load the rules' data
 
+    by_kind = (
+        (_SHELL, shell_scan.scan, shell_scan.parses),
+        (_YAML, configs.scan_yaml, configs.parses_yaml),
+        (_JSON, configs.scan_json, configs.parses_json),
+    )
     suffix = _suffix(path)
-    if suffix in _SHELL:
-        return shell_scan.scan
-    if suffix in _YAML:
-        return configs.scan_yaml
-    if suffix in _JSON:
-        return configs.scan_json
-    return None
+    return next(((scan, parses) for suffixes, scan, parses in by_kind if suffix in suffixes), None)
+
+
+def scanner_for(path: str) -> Scanner | None:
+    handlers = _handlers(path)
+    return handlers[0] if handlers else None
 
 
 def validator_for(path: str) -> Callable[[str], bool] | None:
     """What a fixed text must pass before the fix is kept (the file still parses)."""
-    from repro_lint.sources import configs, shell_scan
-
-    suffix = _suffix(path)
-    if suffix in _SHELL:
-        return shell_scan.parses
-    if suffix in _YAML:
-        return configs.parses_yaml
-    if suffix in _JSON:
-        return configs.parses_json
-    return None
+    handlers = _handlers(path)
+    return handlers[1] if handlers else None
 
 
 __all__ = ["empty", "scanner_for", "validator_for"]
