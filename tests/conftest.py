@@ -11,6 +11,26 @@ from repro_lint.config import Settings
 from repro_lint.rules.base import Finding
 
 
+# A seeded training script with one REP301 (unsafe fix) and one REP203 (safe fix).
+SEEDED_PROGRAM_WITH_TWO_FINDINGS = textwrap.dedent(
+    """\
+    import torch
+    import torch.backends.cudnn as cudnn
+    from torch.utils.data import random_split
+
+    cudnn.benchmark = True  # speed
+
+    def main():
+        torch.manual_seed(0)
+        train, val = random_split(ds, [0.9, 0.1])
+        loss.backward()
+
+    if __name__ == "__main__":
+        main()
+    """
+)
+
+
 def lint(code: str, select: str | None = None, **settings: object) -> list[Finding]:
     chosen = Settings(select=(select,) if select else None, **settings)  # type: ignore[arg-type]
     return lint_source(textwrap.dedent(code), "train.py", chosen)

@@ -6,31 +6,16 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
+
+from conftest import SEEDED_PROGRAM_WITH_TWO_FINDINGS
 from click.testing import CliRunner
 
 from repro_lint.cli import main
 
-BAD = textwrap.dedent(
-    """\
-    import torch
-    import torch.backends.cudnn as cudnn
-    from torch.utils.data import random_split
-
-    cudnn.benchmark = True  # speed
-
-    def main():
-        torch.manual_seed(0)
-        train, val = random_split(ds, [0.9, 0.1])
-        loss.backward()
-
-    if __name__ == "__main__":
-        main()
-    """
-)
+BAD = SEEDED_PROGRAM_WITH_TWO_FINDINGS
 
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

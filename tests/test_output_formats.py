@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import os
 import stat
-import textwrap
 from importlib import metadata
 from pathlib import Path
 
 import jsonschema
 import pytest
+
+from conftest import SEEDED_PROGRAM_WITH_TWO_FINDINGS
 from click.testing import CliRunner
 
 from repro_lint.api import fix_source
@@ -24,23 +25,7 @@ from repro_lint.source import Position
 
 SCHEMA = json.loads((Path(__file__).resolve().parent / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
 
-BAD = textwrap.dedent(
-    """\
-    import torch
-    import torch.backends.cudnn as cudnn
-    from torch.utils.data import random_split
-
-    cudnn.benchmark = True  # speed
-
-    def main():
-        torch.manual_seed(0)
-        train, val = random_split(ds, [0.9, 0.1])
-        loss.backward()
-
-    if __name__ == "__main__":
-        main()
-    """
-)
+BAD = SEEDED_PROGRAM_WITH_TWO_FINDINGS
 SUMMARY = "Found 2 findings (1 fixable with --fix, 1 more with --fix --unsafe-fixes).\n"
 
 
