@@ -6,7 +6,7 @@ CUDA, deterministic algorithms switched on or off, CUBLAS_WORKSPACE_CONFIG set.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
 
@@ -23,7 +23,7 @@ CUBLAS_VARIABLE = "CUBLAS_WORKSPACE_CONFIG"
 @dataclass(frozen=True)
 class Event:
     """`kind` is seed, consume (a draw), init (a draw that initialises parameters), cuda,
-    deterministic, nondeterministic or cublas; `rng` names the RNG of seed, consume and init events;
+    deterministic, nondeterministic, cublas or start_method (`what` is the method); `rng` names the RNG of seed, consume and init events;
     `what` is how messages show the cause (`nn.Linear`)."""
 
     kind: str
@@ -50,6 +50,9 @@ class _Tables:
     device_calls: frozenset[str]
     lightning: frozenset[str]
     cpu_accelerators: frozenset[str]
+    device_index_names: frozenset[str]
+    remote_calls: frozenset[str]
+    start_method_setters: frozenset[str]
 
 
 @cache
@@ -78,7 +81,21 @@ def tables() -> _Tables:
         device_calls=frozenset(cuda["device_calls"]),
         lightning=frozenset(cuda["lightning"]["names"]),
         cpu_accelerators=frozenset(cuda["lightning"]["cpu_accelerators"]),
+        device_index_names=frozenset(cuda["device_index_names"]),
+        remote_calls=frozenset(cuda["remote_calls"]),
+        start_method_setters=frozenset(load("processes.json")["start_method_setters"]),
     )
+
+
+_BY_NAME = ".__dict__[...]"
+
+
+def by_name_targets(func: cst.BaseExpression, qualified_names: Callable[[cst.BaseExpression], frozenset[str]]) -> frozenset[str]:
+    """What `models.__dict__[args.arch](...)` calls: a member of `models` chosen by name, shown as
+    `torchvision.models.__dict__[...]`."""
+    if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Attribute) and func.value.attr.value == "__dict__":
+        return frozenset(name + _BY_NAME for name in qualified_names(func.value.value))
+    return frozenset()
 
 
 def short(name: str) -> str:
@@ -91,8 +108,39 @@ def short(name: str) -> str:
 
 
 def _is_cuda_string(node: cst.BaseExpression) -> bool:
-    value = literal(node)
+    """`"cuda"`, `"cuda:1"`, and `f"cuda:{rank}"` (whose text before the first field says the device)."""
+    if isinstance(node, cst.FormattedString):
+        first = node.parts[0] if node.parts else None
+        value: object = first.value if isinstance(first, cst.FormattedStringText) and ":" in first.value else None
+    else:
+        value = literal(node)
     return isinstance(value, str) and value.split(":")[0].lower() in tables().device_strings
+
+
+def _is_device_index(node: cst.BaseExpression) -> bool:
+    """An accelerator given by its index: `0`, or a variable named like one (`rank`, `args.gpu`)."""
+    value = literal(node)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return True
+    name = dotted_name(node)
+    return name is not None and name.rpartition(".")[2] in tables().device_index_names
+
+
+def _is_cuda_device(node: cst.BaseExpression) -> bool:
+    return _is_cuda_string(node) or _is_device_index(node)
+
+
+class _CudaStrings(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found: str | None = None
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        if self.found is None and _is_cuda_string(node):
+            self.found = str(node.evaluated_value)
+
+    def visit_FormattedString(self, node: cst.FormattedString) -> None:
+        if self.found is None and _is_cuda_string(node):
+            self.found = "cuda"
 
 
 def call_events(call: cst.Call, targets: frozenset[str], line: int, seed_helpers: frozenset[str]) -> Iterator[Event]:
@@ -109,28 +157,53 @@ def call_events(call: cst.Call, targets: frozenset[str], line: int, seed_helpers
             for rng in framework["seeds"]:  # type: ignore[union-attr]
                 yield Event("seed", line, short(name), rng)
         consumer = data.consumers.get(name)
-        # `torchvision.models.resnet50(...)` builds a model; `torchvision.models.__dict__.keys()` does not.
-        if consumer is None and name.startswith(data.consumer_prefixes) and "__" not in name:
+        # `torchvision.models.resnet50(...)` and `models.__dict__[args.arch]()` build a model;
+        # `torchvision.models.__dict__.keys()` does not.
+        if consumer is None and name.startswith(data.consumer_prefixes) and ("__" not in name or name.endswith(_BY_NAME)):
             consumer = (TORCH, "init")
-        if consumer is not None:
+        if consumer is not None and not _draws_from_own_generator(call):
             yield Event(consumer[1], line, short(name), consumer[0])
         if name in data.cuda_calls:
             yield Event("cuda", line, short(name))
-        if name in data.device_calls and any(_is_cuda_string(arg.value) for arg in call.args):
-            yield Event("cuda", line, f"{short(name)}({_first_string(call)!r})")
+        device = next((arg.value for arg in call.args if _is_cuda_string(arg.value)), None) if name in data.device_calls else None
+        if device is not None:
+            yield Event("cuda", line, f"{short(name)}({_shown(device)})")
         if name in data.lightning and _lightning_on_gpu(call):
             yield Event("cuda", line, short(name))
+        if name in data.remote_calls:
+            # `rpc.remote(worker, Shard, args=("cuda:0",) + args)` builds the shard on a GPU.
+            strings = _CudaStrings()
+            for arg in call.args:
+                arg.value.visit(strings)
+            if strings.found is not None:
+                yield Event("cuda", line, f"{short(name)}(..., {strings.found!r})")
         entry = data.determinism.get(name)
         if entry is not None:
             yield from _determinism(call, name, entry, line)
+        if name in data.start_method_setters:
+            method = argument(call, "method", 0)
+            value = literal(method.value) if method is not None else None
+            if isinstance(value, str):
+                yield Event("start_method", line, value)
     yield from _method_events(call, line)
     for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value in ("device", "backend") and _is_cuda_string(arg.value):
-            yield Event("cuda", line, f"{arg.keyword.value}={literal(arg.value)!r}")
+        if arg.keyword is None:
+            continue
+        if (arg.keyword.value == "backend" and _is_cuda_string(arg.value)) or (arg.keyword.value == "device" and _is_cuda_device(arg.value)):
+            yield Event("cuda", line, f"{arg.keyword.value}={_shown(arg.value)}")
 
 
-def _first_string(call: cst.Call) -> object:
-    return next((literal(arg.value) for arg in call.args if isinstance(literal(arg.value), str)), None)
+def _draws_from_own_generator(call: cst.Call) -> bool:
+    """`torch.randn(3, generator=g)` draws from `g`, not from the global RNG (REP103 judges `g`)."""
+    given = keyword(call, "generator")
+    return given is not None and literal(given.value) is not None
+
+
+def _shown(node: cst.BaseExpression) -> str:
+    value = literal(node)
+    if value is not ...:
+        return repr(value)
+    return dotted_name(node) or (cst.Module([]).code_for_node(node) if isinstance(node, cst.FormattedString) else "...")
 
 
 def _framework_seeds(call: cst.Call, framework: dict[str, object]) -> bool:
@@ -178,9 +251,9 @@ def _method_events(call: cst.Call, line: int) -> Iterator[Event]:
     method = call.func.attr.value
     if method in data.cuda_methods:
         yield Event("cuda", line, f".{method}()")
-    elif method == "to" and any(_is_cuda_string(arg.value) for arg in call.args):
-        yield Event("cuda", line, f".to({_first_string(call)!r})")
-    elif method in data.tensor_methods:
+    elif method == "to" and call.args and call.args[0].keyword is None and _is_cuda_device(call.args[0].value):
+        yield Event("cuda", line, f".to({_shown(call.args[0].value)})")
+    elif method in data.tensor_methods and not _draws_from_own_generator(call):
         yield Event("consume", line, f".{method}()", TORCH)
     for rng in data.seeding_methods.get(method, ()):
         yield Event("seed", line, f".{method}()", rng)

@@ -8,6 +8,7 @@ where imports go, and which names already denote torch, numpy, random and os.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import libcst as cst
@@ -20,6 +21,8 @@ from repro_lint.positions import Positions
 FIX_MODULES = ("os", "random", "numpy", "torch")
 _SEED_CONSTANTS = ("SEED", "RANDOM_SEED", "GLOBAL_SEED", "seed")
 _SEEDS_SOMETHING = re.compile(r"(manual_seed|seed_everything|set_seed|random\.seed|\.seed)\s*\(")
+# `torch.Generator().manual_seed(0)` seeds a generator of its own, not the global RNGs.
+_GENERATOR_SEED = re.compile(r"Generator\([^()]*\)\s*\.\s*manual_seed\s*\(")
 _PARSE_CALLS = ("parse_args", "parse_known_args", "parse_args_into_dataclasses")
 
 
@@ -33,6 +36,23 @@ class InsertionPoint:
 
 
 @dataclass(frozen=True)
+class SeedMove:
+    """A seeding statement alone on its lines, which a fix may move up its own block: its lines
+    (leading comments included) and text, and the (first, last) lines of each earlier statement of
+    the block it may move before: those after the last one that may change a value it reads."""
+
+    line: int
+    start: int
+    end: int
+    text: str
+    before: tuple[tuple[int, int], ...]
+
+    def target(self, line: int) -> int | None:
+        """The first line of the earlier statement holding `line`, if the seed may move before it."""
+        return next((start for start, end in self.before if start <= line <= end), None)
+
+
+@dataclass(frozen=True)
 class EntryFixFacts:
     newline: str
     import_line: int
@@ -40,6 +60,15 @@ class EntryFixFacts:
     os_import_line: int | None
     aliases: tuple[tuple[str, str], ...]
     main_path: InsertionPoint | None
+    seed_moves: tuple[SeedMove, ...] = ()
+    # Where the functions this module starts in other processes begin, by qualified name.
+    worker_starts: tuple[tuple[str, InsertionPoint], ...] = ()
+
+    def worker_start(self, function: str) -> InsertionPoint | None:
+        return dict(self.worker_starts).get(function)
+
+    def seed_move(self, line: int) -> SeedMove | None:
+        return next((move for move in self.seed_moves if move.line == line), None)
 
     def alias(self, module: str) -> str | None:
         return dict(self.aliases).get(module)
@@ -80,7 +109,7 @@ def _main_path(context: FileContext, guard: cst.If | None, positions: Positions)
     if guard is None:
         # A script training at module level: seed after the imports, the seed constant and any
         # seeding already there.
-        line = _import_line(module, positions)
+        line = _leading_import_line(module, positions)
         if constant is not None:
             line = max(line, _definition_end(module, constant, positions) + 1)
         body = list(module.body)
@@ -141,10 +170,12 @@ def _after_seeding(
     fix adds lands next to the seed, after it)."""
     line = positions.range(statements[index])[1].line + 1 if index >= 0 else default or 1
     lines = text.split("\n")
+    # Only the seeding right there: a seed further down may follow draws, and so must what the fix adds.
     for statement in statements[index + 1 :]:
         start, end = positions.range(statement)
-        if _SEEDS_SOMETHING.search("\n".join(lines[start.line - 1 : end.line])):
-            line = end.line + 1
+        if not _SEEDS_SOMETHING.search(_GENERATOR_SEED.sub("", "\n".join(lines[start.line - 1 : end.line]))):
+            break
+        line = end.line + 1
     return line
 
 
@@ -168,6 +199,21 @@ def _parsed_options_parameter(function: cst.FunctionDef, call: cst.Call | None) 
     first = call.args[0].value
     parses = isinstance(first, cst.Call) and (dotted_name(first.func) or "").rpartition(".")[2] in _PARSE_CALLS
     return function.params.params[0].name.value if parses and call.args[0].keyword is None else None
+
+
+def _leading_import_line(module: cst.Module, positions: Positions) -> int:
+    """The line after the imports that open the module: a script (or a notebook) drawing at module
+    level may import more further down, after its first draws, where a seed would come too late."""
+    last = None
+    for statement in module.body:
+        is_import = isinstance(statement, cst.SimpleStatementLine) and all(isinstance(s, (cst.Import, cst.ImportFrom)) for s in statement.body)
+        # A bare `pass` stands in for a notebook's magic line (`%%time`, `!nvidia-smi`).
+        placeholder = isinstance(statement, cst.SimpleStatementLine) and all(isinstance(s, cst.Pass) for s in statement.body)
+        if not (is_import or placeholder or (last is None and _is_docstring(statement))):
+            break
+        if not placeholder:
+            last = statement
+    return positions.range(last)[1].line + 1 if last is not None else 1
 
 
 def _import_line(module: cst.Module, positions: Positions) -> int:
@@ -204,18 +250,213 @@ def _first_import_line(module: cst.Module, positions: Positions, package: str) -
     return None
 
 
-def entry_fix_facts(context: FileContext, guard: cst.If | None, positions: Positions) -> EntryFixFacts | None:
+class _Reads(cst.CSTVisitor):
+    """Names an expression reads, by their root (`args` for `args.seed`); `attribute` for those read
+    only through an attribute."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+        self.attribute: set[str] = set()
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        root = dotted_name(node)
+        if root is None:
+            return True
+        self.attribute.add(root.split(".")[0])
+        return False
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.add(node.value)
+
+
+class _Writes(cst.CSTVisitor):
+    """Root names a statement may change: names it binds, attributes or items it assigns, and the
+    receivers of methods it calls (`cfg.merge_from_file(...)`)."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def _target(self, node: cst.BaseExpression) -> None:
+        if isinstance(node, (cst.Tuple, cst.List)):
+            for element in node.elements:
+                self._target(element.value)
+            return
+        if isinstance(node, cst.StarredElement):
+            self._target(node.value)
+            return
+        while isinstance(node, (cst.Attribute, cst.Subscript)):
+            node = node.value
+        if isinstance(node, cst.Name):
+            self.names.add(node.value)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._target(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._target(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._target(node.target)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._target(node.target)
+
+    def visit_AsName(self, node: cst.AsName) -> None:
+        self._target(node.name)  # type: ignore[arg-type]
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._target(node.target)
+
+    def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
+        bound = node.asname.name if node.asname is not None else node.name
+        self.names.add((dotted_name(bound) or "").split(".")[0])  # type: ignore[arg-type]
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        self.names.add(node.name.value)
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        self.names.add(node.name.value)
+        return False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Attribute) and isinstance(node.func.value, (cst.Name, cst.Attribute)):
+            self._target(node.func.value)
+        if dotted_name(node.func) == "setattr" and node.args:
+            self._target(node.args[0].value)
+
+
+class SeedStatements:
+    """Seeding calls met during the traversal that are a whole statement of their own (`torch.manual_seed(0)`),
+    turned into `SeedMove` facts once positions are known."""
+
+    def __init__(self) -> None:
+        self._found: list[tuple[cst.Call, cst.SimpleStatementLine, list[cst.BaseStatement]]] = []
+
+    def record(self, context: FileContext, call: cst.Call) -> None:
+        ancestors = context.ancestors
+        if len(ancestors) < 4 or ancestors[-1] is not call or not isinstance(ancestors[-2], cst.Expr):
+            return
+        statement, block = ancestors[-3], ancestors[-4]
+        if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+            return
+        if isinstance(block, (cst.IndentedBlock, cst.Module)):
+            self._found.append((call, statement, list(block.body)))
+
+    def moves(self, positions: Positions, text: str, newline: str) -> tuple[SeedMove, ...]:
+        lines = text.split("\n")
+        found = []
+        for call, statement, block in self._found:
+            index = next(i for i, candidate in enumerate(block) if candidate is statement)
+            reads = _Reads()
+            for arg in call.args:
+                arg.value.visit(reads)
+            before = []
+            for earlier in reversed(block[:index]):
+                writes = _Writes()
+                earlier.visit(writes)
+                if writes.names & (reads.names | reads.attribute):
+                    break
+                before.append((_first_line(earlier, positions), positions.range(earlier)[1].line))
+            start, end = _first_line(statement, positions), positions.range(statement)[1].line
+            if not before or end >= len(lines):
+                continue  # nothing it may move before, or the file's last line, with no line end to move
+            moved = "\n".join(lines[start - 1 : end]) + "\n"
+            found.append(SeedMove(positions.start(call).line, start, end, moved.replace("\r\n", "\n").replace("\n", newline), tuple(before)))
+        return tuple(found)
+
+
+def _functions_by_qualname(context: FileContext) -> dict[str, cst.FunctionDef]:
+    """The module's functions and its classes' methods, by qualified name."""
+    found = {}
+    for statement in context.module.body:
+        if isinstance(statement, cst.FunctionDef):
+            found[f"{context.module_name}.{statement.name.value}"] = statement
+        elif isinstance(statement, cst.ClassDef) and isinstance(statement.body, cst.IndentedBlock):
+            for member in statement.body.body:
+                if isinstance(member, cst.FunctionDef):
+                    found[f"{context.module_name}.{statement.name.value}.{member.name.value}"] = member
+    return found
+
+
+def _worker_seed(context: FileContext, function: cst.FunctionDef, positions: Positions) -> str | None:
+    """A seed a worker function can see in its fresh process: a `seed` parameter, `args.seed` of a
+    parsed-options parameter, or a module constant set outside the `__main__` block (which a fresh
+    process does not run)."""
+    params = {param.name.value: param for param in (*function.params.params, *function.params.kwonly_params)}
+    for name in ("seed", "random_seed"):
+        param = params.get(name)
+        if param is not None and (param.default is None or not (isinstance(param.default, cst.Name) and param.default.value == "None")):
+            return name
+    option = context.argparse_seed
+    for name in CONFIG_OBJECTS:
+        if name in params and re.search(rf"\b{name}\.seed\b", context.source):
+            if not (name in PARSED_OBJECTS and option.may_be_none):
+                return f"{name}.seed"
+    module = context.module
+    return next(
+        (name for name in _SEED_CONSTANTS if _definition_end(module, name, positions) and context.resolver.usable_as_value(name, [module])),
+        None,
+    )
+
+
+def _worker_starts(context: FileContext, positions: Positions, launched: Collection[str]) -> tuple[tuple[str, InsertionPoint], ...]:
+    functions = _functions_by_qualname(context)
+    found = []
+    for qualname in sorted(set(launched) & set(functions)):
+        function = functions[qualname]
+        statements = _statements(function.body)
+        if not statements:
+            continue
+        first = 1 if _is_docstring(statements[0]) and len(statements) > 1 else 0
+        # After `global best_acc1`: declarations stay first.
+        while first < len(statements) - 1 and _declares(statements[first]):
+            first += 1
+        indent = _indent(function.body, _def_indent(context, function), context.module)  # type: ignore[arg-type]
+        line = _after_seeding(statements, first - 1, positions, context.source, _first_line(statements[first], positions))
+        found.append((qualname, InsertionPoint(line, indent, _worker_seed(context, function, positions))))
+    return tuple(found)
+
+
+def _declares(statement: cst.BaseStatement) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and all(isinstance(small, (cst.Global, cst.Nonlocal)) for small in statement.body)
+
+
+def _def_indent(context: FileContext, function: cst.FunctionDef) -> str:
+    """The indentation of a module-level function (none) or of a method (its class body's)."""
+    for statement in context.module.body:
+        if isinstance(statement, cst.ClassDef) and isinstance(statement.body, cst.IndentedBlock) and function in statement.body.body:
+            return _indent(statement.body, "", context.module)
+    return ""
+
+
+def entry_fix_facts(
+    context: FileContext,
+    guard: cst.If | None,
+    positions: Positions,
+    seed_statements: SeedStatements | None = None,
+    launched: Collection[str] = (),
+) -> EntryFixFacts | None:
     module = context.module
     if not module.body:
         return None
+    main_path = _main_path(context, guard, positions)
+    # Without a main guard the seed goes after the opening imports: names imported only further
+    # down do not exist there yet, so the fix imports what it needs itself.
+    visible_before = main_path.line if guard is None and main_path is not None else None
     aliases = tuple(
-        (name, alias) for name in FIX_MODULES if (alias := context.resolver.binding_for_module(name, [module])) is not None
+        (name, alias)
+        for name in FIX_MODULES
+        if (alias := context.resolver.binding_for_module(name, [module])) is not None
+        and (visible_before is None or (_first_import_line(module, positions, name) or 0) < visible_before)
     )
     return EntryFixFacts(
         newline=module.default_newline,
-        import_line=_import_line(module, positions),
+        import_line=_leading_import_line(module, positions) if guard is None else _import_line(module, positions),
         torch_import_line=_first_import_line(module, positions, "torch"),
         os_import_line=_first_import_line(module, positions, "os"),
         aliases=aliases,
-        main_path=_main_path(context, guard, positions),
+        main_path=main_path,
+        seed_moves=seed_statements.moves(positions, context.source, module.default_newline) if seed_statements else (),
+        worker_starts=_worker_starts(context, positions, launched) if launched else (),
     )

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from repro_lint.facts import ModuleFacts
+from repro_lint.fix_points import EntryFixFacts, InsertionPoint
+from repro_lint.program import Worker
 from repro_lint.rules.base import Applicability, Edit, Finding, Fix, RuleMeta
 from repro_lint.source import Position
 
@@ -36,7 +38,35 @@ def insert_on_main_path(
     facts = entry.fix
     if facts is None or facts.main_path is None:
         return None
-    point = facts.main_path
+    return _insert(facts, facts.main_path, modules, statements, message, uses_seed)
+
+
+def insert_in_worker(
+    entry: ModuleFacts,
+    worker: Worker,
+    modules: Sequence[str],
+    statements: Callable[[dict[str, str], str], list[str]],
+    message: str,
+    uses_seed: bool = True,
+) -> Fix | None:
+    """As `insert_on_main_path`, at the start of a function the entry module starts in other
+    processes (the launcher's own settings do not reach them). None when the function is in another
+    module: a fix edits the file its finding is reported in."""
+    facts = entry.fix
+    point = facts.worker_start(worker.functions[0]) if facts is not None and len(worker.functions) == 1 else None
+    if facts is None or point is None:
+        return None
+    return _insert(facts, point, modules, statements, message, uses_seed)
+
+
+def _insert(
+    facts: EntryFixFacts,
+    point: InsertionPoint,
+    modules: Sequence[str],
+    statements: Callable[[dict[str, str], str], list[str]],
+    message: str,
+    uses_seed: bool,
+) -> Fix:
     newline = facts.newline
     header = [_IMPORTS[module] for module in modules if facts.alias(module) is None]
     names = {module: facts.alias(module) or _DEFAULT_NAMES.get(module, module) for module in modules}
@@ -47,12 +77,12 @@ def insert_on_main_path(
         seed = "SEED"
     body = "".join(point.indent + line + newline for line in statements(names, seed or ""))
     if top and facts.import_line == point.line:
-        return Fix(Applicability.UNSAFE, message, (_insert(point.line, top + body),))
-    edits = [_insert(facts.import_line, top)] if top else []
-    edits.append(_insert(point.line, body))
+        return Fix(Applicability.UNSAFE, message, (_insertion(point.line, top + body),))
+    edits = [_insertion(facts.import_line, top)] if top else []
+    edits.append(_insertion(point.line, body))
     return Fix(Applicability.UNSAFE, message, tuple(edits))
 
 
-def _insert(line: int, text: str) -> Edit:
+def _insertion(line: int, text: str) -> Edit:
     at = Position(line, 0)
     return Edit(at, at, text)

@@ -433,3 +433,89 @@ def test_rep101_uses_parsed_options_passed_to_the_main_function(project):
         """,
         "REP101",
     )
+
+
+def test_rep101_module_level_script_seeds_before_draws_that_precede_later_imports(project):
+    # After the last import the seed would come after `torch.randn`: it goes after the opening ones.
+    assert_project_fix(
+        project,
+        """\
+        import torch
+
+        x = torch.randn(3)
+        import numpy as np
+        model = torch.nn.Linear(3, 3)
+        model(x).sum().backward()
+        """,
+        """\
+        import torch
+
+        SEED = 0
+        torch.manual_seed(SEED)
+
+        x = torch.randn(3)
+        import numpy as np
+        model = torch.nn.Linear(3, 3)
+        model(x).sum().backward()
+        """,
+        "REP101",
+    )
+
+
+def test_rep101_module_level_script_imports_torch_itself_when_torch_comes_later(project):
+    assert_project_fix(
+        project,
+        """\
+        import os
+        os.environ["OMP_NUM_THREADS"] = "1"
+        import torch
+
+        model = torch.nn.Linear(3, 3)
+        model(torch.ones(3)).sum().backward()
+        """,
+        """\
+        import os
+        import torch
+
+        SEED = 0
+        torch.manual_seed(SEED)
+        os.environ["OMP_NUM_THREADS"] = "1"
+        import torch
+
+        model = torch.nn.Linear(3, 3)
+        model(torch.ones(3)).sum().backward()
+        """,
+        "REP101",
+    )
+
+
+def test_rep101_fix_is_not_placed_after_a_generator_seed_or_a_distant_seed(project):
+    # `torch.Generator().manual_seed(1)` seeds its own generator; `random.seed` further down comes
+    # after draws: neither may pull the inserted seed below `torch.rand`.
+    assert_project_fix(
+        project,
+        """\
+        import random
+        import torch
+
+        g = torch.Generator().manual_seed(1)
+        x = torch.rand(3)
+        random.seed(0)
+        model = torch.nn.Linear(3, 3)
+        model(x).sum().backward()
+        """,
+        """\
+        import random
+        import torch
+
+        SEED = 0
+        torch.manual_seed(SEED)
+
+        g = torch.Generator().manual_seed(1)
+        x = torch.rand(3)
+        random.seed(0)
+        model = torch.nn.Linear(3, 3)
+        model(x).sum().backward()
+        """,
+        "REP101",
+    )

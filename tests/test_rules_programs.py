@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -344,3 +345,139 @@ def test_method_fallback_stays_inside_the_program(project):
         "validate.py": "import torch\nif __name__ == '__main__':\n    sess = make_session()\n    sess.run(torch.ones(2).cuda())\n",
     })
     assert codes(root, "REP302") == []
+
+
+# --- REP302: devices given by index, f-string or RPC construction ----------------------------------
+
+
+@pytest.mark.parametrize(
+    "device",
+    ["to(0)", "to(rank)", "to(args.gpu)", "to(self_rank.local_rank)", "to(f'cuda:{rank}')", "cuda(rank)", "to(device=0)", "to(device=f'cuda:{rank}')"],
+)
+def test_device_index_and_formatted_cuda_device(project, device):
+    code = CUDA_TRAIN.replace("{det}", "").replace("{device}", device).replace("def train():", "def train(rank=0):")
+    assert codes(project({"train.py": code}), "REP302") == ["REP302"]
+
+
+@pytest.mark.parametrize("device", ["to(dtype)", "to(torch.float16)", "to(True)", "to(f'{backend}:0')", "to(other_rank)", "to('cpu')"])
+def test_values_that_are_not_an_accelerator_index(project, device):
+    assert codes(project({"train.py": CUDA_TRAIN.replace("{det}", "").replace("{device}", device)}), "REP302") == []
+
+
+def test_torch_device_with_formatted_cuda_string(project):
+    code = CUDA_TRAIN.replace("{det}", "dev = torch.device(f'cuda:{rank}')\n        ").replace("{device}", "to(dev)").replace("def train():", "def train(rank=0):")
+    [finding] = lint_paths([project({"train.py": code})], Settings(select=("REP302",))).findings
+    assert "torch.device(f'cuda:{rank}')" in finding.message
+
+
+RPC_TRAIN = """
+    import torch
+    import torch.distributed.rpc as rpc
+
+    class Shard(torch.nn.Module):
+        def __init__(self, device):
+            super().__init__()
+            self.net = torch.nn.Linear(2, 2).to(device)
+
+    def run(workers):
+        torch.manual_seed(0)
+        shard = rpc.remote(workers[0], Shard, args=({device},) + extra)
+        loss = shard.rpc_sync().forward(torch.ones(2)).sum()
+        loss.backward()
+
+    if __name__ == "__main__":
+        run(["w0"])
+"""
+
+
+def test_rpc_remote_construction_on_cuda(project):
+    [finding] = lint_paths([project({"train.py": RPC_TRAIN.replace("{device}", '"cuda:0"')})], Settings(select=("REP302",))).findings
+    assert "rpc.remote(..., 'cuda:0')" in finding.message
+    assert codes(project({"train.py": RPC_TRAIN.replace("{device}", '"cpu"')}), "REP302") == []
+
+
+# --- Benchmarks and profilers do not train -----------------------------------------------------------
+
+BENCH_PROGRAM = """
+    import torch
+    {helper}
+    if __name__ == "__main__":
+        torch.manual_seed(0)
+        model = torch.nn.Linear(2, 2).cuda()
+        {call}
+"""
+
+
+@pytest.mark.parametrize(
+    "helper, call",
+    [
+        # timm benchmark.py: the training step is a closure inside a benchmark runner's method.
+        ("class TrainBenchmarkRunner:\n        def run(self, m):\n            def _step():\n                m(torch.ones(2)).sum().backward()\n            _step()\n", "TrainBenchmarkRunner().run(model)"),
+        # yolov5 utils/torch_utils.py: profile(input, ops) times forward and backward.
+        ("def profile(x, ops):\n        for m in ops:\n            m(x).sum().backward()\n", "profile(torch.ones(2), [model])"),
+        ("def benchmark_step(m):\n        m(torch.ones(2)).sum().backward()\n", "benchmark_step(model)"),
+        ("@timeit\n    def step(m):\n        m(torch.ones(2)).sum().backward()\n", "step(model)"),
+        # nanoGPT bench.py's profiled loop.
+        ("def run(m, opt):\n        with torch.profiler.profile() as prof:\n            m(torch.ones(2)).sum().backward()\n            opt.step()\n", "run(model, None)"),
+    ],
+)
+def test_training_steps_in_benchmarks_do_not_make_a_training_program(project, helper, call):
+    code = BENCH_PROGRAM.replace("{helper}", helper).replace("{call}", call)
+    assert codes(project({"tools.py": code}), "REP302") == []
+
+
+@pytest.mark.parametrize(
+    "helper, call",
+    [
+        ("def train_step(m):\n        m(torch.ones(2)).sum().backward()\n", "train_step(model)"),
+        # A context that is not a profiler.
+        ("def run(m):\n        with torch.autocast('cuda'):\n            loss = m(torch.ones(2)).sum()\n        loss.backward()\n", "run(model)"),
+        # A profiler around part of the step only: the backward outside it trains.
+        ("def run(m):\n        with torch.profiler.record_function('fwd'):\n            loss = m(torch.ones(2)).sum()\n        loss.backward()\n", "run(model)"),
+    ],
+)
+def test_training_steps_outside_benchmarks_still_train(project, helper, call):
+    code = BENCH_PROGRAM.replace("{helper}", helper).replace("{call}", call)
+    assert codes(project({"tools.py": code}), "REP302") == ["REP302"]
+
+
+def test_a_benchmark_script_does_not_train(project):
+    code = "import torch\ntorch.manual_seed(0)\nm = torch.nn.Linear(2, 2).cuda()\nfor _ in range(10):\n    m(torch.ones(2)).sum().backward()\n"
+    assert codes(project({"bench.py": code}), "REP302") == []
+    assert codes(project({"train.py": code}), "REP302") == ["REP302"]
+
+
+def test_an_optimizer_wrappers_step_does_not_make_a_program_train(project):
+    root = project({
+        "optim.py": "import torch\nclass Lookahead(torch.optim.Optimizer):\n    def step(self, closure=None):\n        return self.base_optimizer.step(closure)\n",
+        "evaluate.py": "import torch\nimport optim\nif __name__ == '__main__':\n    torch.manual_seed(0)\n    sched = make()\n    sched.step()\n    torch.nn.Linear(2, 2).cuda()(torch.ones(2))\n",
+    })
+    assert codes(root, "REP302") == []
+    # The same call in a training loop trains.
+    assert codes(project({"loop.py": "import torch\nif __name__ == '__main__':\n    model = torch.nn.Linear(2, 2).cuda()\n    optimizer.step()\n"}), "REP302") == ["REP302"]
+
+
+# --- REP101/REP102: draws from a generator of the program's own are not global draws ----------------
+
+OWN_GENERATOR = """
+    import torch
+
+    g = torch.Generator().manual_seed(1)
+
+    if __name__ == "__main__":
+        x = torch.randn(3, generator={generator})
+        torch.empty(3).uniform_(generator={generator})
+        print(x)
+"""
+
+
+@pytest.mark.parametrize("generator", ["g", "torch.Generator().manual_seed(2)"])
+def test_draws_through_an_explicit_generator_do_not_need_the_global_seed(tmp_path, generator):
+    (tmp_path / "train.py").write_text(textwrap.dedent(OWN_GENERATOR.replace("{generator}", generator)))
+    assert codes(tmp_path, "REP101,REP102") == []
+
+
+def test_generator_none_draws_from_the_global_rng(tmp_path):
+    (tmp_path / "train.py").write_text(textwrap.dedent(OWN_GENERATOR.replace("{generator}", "None")))
+    [finding] = findings(tmp_path, "REP101,REP102")
+    assert finding[2] == "REP101"

@@ -125,3 +125,149 @@ def test_rep105_fires(code):
 @pytest.mark.parametrize("code", REP105_SILENT)
 def test_rep105_silent(code):
     assert codes(code, "REP105") == []
+
+
+# --- REP104: seeds drawn from a global RNG before it is seeded ----------------------------------------
+
+REP104_DRAW_FIRES = [
+    # pytorch/examples dcgan: a random seed when none is given, printed, then used (a rerun of the same
+    # command still gets another seed).
+    "import random, torch\nif opt.manualSeed is None:\n    opt.manualSeed = random.randint(1, 10000)\nprint('Seed', opt.manualSeed)\n"
+    "random.seed(opt.manualSeed)\ntorch.manual_seed(opt.manualSeed)\n",
+    "import numpy as np\nimport torch\ntorch.manual_seed(np.random.randint(2**31))\n",
+    "import torch\ndef main():\n    seed = torch.randint(0, 100, (1,)).item()\n    torch.manual_seed(seed)\n",
+    "from random import randint\nimport torch\ntorch.manual_seed(args.seed or randint(0, 99))\n",
+]
+
+REP104_DRAW_SILENT = [
+    # Drawn from an RNG seeded before the draw.
+    "import random, torch\nrandom.seed(0)\nseed = random.randint(1, 10000)\ntorch.manual_seed(seed)\n",
+    "import numpy as np, torch\nnp.random.seed(1)\ntorch.manual_seed(np.random.randint(100))\n",
+    # A seeded generator object, not the global RNG.
+    "import numpy as np, torch\nrng = np.random.default_rng(0)\ntorch.manual_seed(rng.integers(100))\n",
+    # In a DataLoader worker_init_fn the global RNGs are seeded per worker by PyTorch.
+    "import random, torch\ndef seed_worker(worker_id):\n    torch.manual_seed(random.randint(0, 9))\n",
+    # A user's own function named like a draw.
+    "import torch\ndef randint(a, b):\n    return 7\ntorch.manual_seed(randint(0, 9))\n",
+    # The draw is in another function than the seeding call's value.
+    "import random, torch\ndef pick():\n    return random.randint(0, 9)\ndef main(seed):\n    torch.manual_seed(seed)\n",
+]
+
+
+@pytest.mark.parametrize("code", REP104_DRAW_FIRES)
+def test_rep104_seed_drawn_before_seeding_fires_once(code):
+    assert codes(code, "REP104") == ["REP104"]
+
+
+@pytest.mark.parametrize("code", REP104_DRAW_SILENT)
+def test_rep104_seed_drawn_from_seeded_or_no_rng_is_silent(code):
+    assert codes(code, "REP104") == []
+
+
+def test_rep104_draw_is_reported_at_the_first_seeding_call_and_named():
+    from conftest import lint
+
+    [finding] = lint(REP104_DRAW_FIRES[0], "REP104")
+    assert finding.start.line == 5
+    assert "Python's global `random` before it is seeded (`random.randint()`)" in finding.message
+
+
+def test_rep104_one_clock_value_is_reported_once():
+    from conftest import lint
+
+    code = "import time, torch, numpy as np\nseed = int(time.time())\ntorch.manual_seed(seed)\nnp.random.seed(seed)\n"
+    assert [finding.start.line for finding in lint(code, "REP104")] == [3]
+
+
+# --- REP105 fix: move the seeding up its block ------------------------------------------------------
+
+REP105_MOVE = (
+    """\
+    import torch
+
+
+    def main():
+        args = parse()
+        # the model
+        model = torch.nn.Linear(2, 2)  # layer
+        data = load(args)
+        # seed everything
+        torch.manual_seed(
+            args.seed
+        )  # keep
+        train(model, data)
+    """,
+    """\
+    import torch
+
+
+    def main():
+        args = parse()
+        # seed everything
+        torch.manual_seed(
+            args.seed
+        )  # keep
+        # the model
+        model = torch.nn.Linear(2, 2)  # layer
+        data = load(args)
+        train(model, data)
+    """,
+)
+
+
+@pytest.mark.parametrize(
+    "before, after",
+    [
+        REP105_MOVE,
+        # Module level, the consumer reached through a call; the seed value is a module constant.
+        (
+            "import torch\nSEED = 1\n\ndef build():\n    return torch.nn.Conv2d(3, 3, 3)\n\nnet = build()\nprint(net)\ntorch.manual_seed(SEED)\n",
+            "import torch\nSEED = 1\n\ndef build():\n    return torch.nn.Conv2d(3, 3, 3)\n\ntorch.manual_seed(SEED)\nnet = build()\nprint(net)\n",
+        ),
+        # A draw nested in an earlier compound statement of the same block: the seed moves above it.
+        (
+            "import lightning as L\nimport torch\nfor _ in range(2):\n    x = torch.rand(1)\nL.seed_everything(0)\n",
+            "import lightning as L\nimport torch\nL.seed_everything(0)\nfor _ in range(2):\n    x = torch.rand(1)\n",
+        ),
+    ],
+)
+def test_rep105_fix_moves_the_seed_before_the_first_draw(before, after):
+    assert_fix(before, after, "REP105", unsafe=True)
+
+
+REP105_NOT_MOVABLE = [
+    # The seed value is computed after the draw.
+    "import torch\nmodel = torch.nn.Linear(2, 2)\nseed = 3\ntorch.manual_seed(seed)\n",
+    # The configuration holding the seed changes after the draw.
+    "import torch\ndef main(cfg):\n    net = torch.nn.Linear(2, 2)\n    cfg.merge_from_file('x.yaml')\n    torch.manual_seed(cfg.SEED)\n",
+    "import torch\ndef main(args):\n    net = torch.nn.Linear(2, 2)\n    args.seed = args.seed + 1\n    torch.manual_seed(args.seed)\n",
+    # The seed is not a statement of the draw's block.
+    "import torch\ndef main(args):\n    x = torch.randn(3)\n    if args.seed is not None:\n        torch.manual_seed(args.seed)\n",
+    # Not a statement of its own.
+    "import torch\nx = torch.randn(3)\ng = torch.manual_seed(0)\n",
+    # The draw and the seed are in different blocks of the module: the main block and the top level.
+    "import torch\nnet = torch.nn.Linear(2, 2)\nif __name__ == '__main__':\n    torch.manual_seed(0)\n",
+]
+
+
+@pytest.mark.parametrize("code", REP105_NOT_MOVABLE)
+def test_rep105_without_a_safe_move_has_no_fix_but_says_what_to_do(code):
+    from conftest import lint
+
+    [finding] = lint(code, "REP105")
+    assert finding.fix is None
+    assert "move the seeding before line" in finding.message
+
+
+def test_rep105_building_a_module_runs_its_init_not_its_forward(project):
+    from repro_lint.api import lint_paths
+    from repro_lint.config import Settings
+
+    # timm tests/test_layers_drop.py: a layer whose forward draws is built, then the seed is set.
+    layers = "import torch\nclass Drop(torch.nn.Module):\n    def forward(self, x):\n        return x * torch.rand_like(x)\n"
+    built = "import torch\nfrom layers import Drop\ndef test_drop():\n    module = Drop()\n    torch.manual_seed(42)\n    module(torch.ones(2))\n"
+    root = project({"layers.py": layers, "test_drop.py": built})
+    assert lint_paths([root], Settings(select=("REP105",))).findings == []
+    drawn = built.replace("module = Drop()", "module = Drop()\n    torch.rand(1)")
+    root = project({"layers.py": layers, "test_drop.py": drawn})
+    assert [finding.code for finding in lint_paths([root], Settings(select=("REP105",))).findings] == ["REP105"]

@@ -12,8 +12,8 @@ from repro_lint.context import NodeEdit, PendingFix
 from repro_lint.edits import argument, is_literally_false, is_literally_true, keyword, literal, replace_node, without_argument
 from repro_lint.declared import CUBLAS_REQUIRED_BEFORE
 from repro_lint.facts import ModuleFacts
-from repro_lint.program import Located, ProjectModel
-from repro_lint.program_fixes import insert_on_main_path, program_finding
+from repro_lint.program import Located, Program, ProjectModel
+from repro_lint.program_fixes import insert_in_worker, insert_on_main_path, program_finding
 from repro_lint.rules.base import Applicability, Edit, Finding, Fix, FixAvailability, ProgramRule, Rule, register
 from repro_lint.source import Position
 
@@ -179,61 +179,67 @@ class DeterministicAlgorithmsNotEnabled(ProgramRule):
 
     def check(self, project: ProjectModel) -> Iterator[Finding]:
         reported: set[tuple[str, int]] = set()
-        for program in project.programs:
-            if not program.trains:
-                continue
-            events = project.events(program)
-            cuda = _on_cuda(events)
-            if cuda is None:
-                continue
-            enabled = [located for located in events if located.event.kind == "deterministic"]
-            disabled = [located for located in events if located.event.kind == "nondeterministic"]
-            globally_on = any(located.event.what != "cudnn.deterministic = True" for located in enabled)
-            # cudnn.deterministic = False is harmless under use_deterministic_algorithms(True): cuDNN
-            # takes the deterministic path when either flag is set.
-            harmful = [located for located in disabled if not (globally_on and located.event.what.startswith("cudnn."))]
-            if harmful:
-                for located in harmful:
-                    key = (located.module.path, located.event.line)
-                    if key not in reported:
-                        reported.add(key)
-                        at = Position(located.event.line, located.event.column)
-                        yield Finding(
-                            self.code,
-                            self.name,
-                            f"`{located.event.what}` switches deterministic kernels off in a program that runs on CUDA "
-                            f"({cuda.where}); remove it or enable determinism",
-                            located.module.path,
-                            at,
-                            at,
-                        )
-                continue
-            if enabled:
-                continue
-            fix = insert_on_main_path(
-                program.entry,
-                ["torch"],
-                lambda names, seed: [
-                    f"{names['torch']}.use_deterministic_algorithms(True)",
-                    f"{names['torch']}.backends.cudnn.deterministic = True",
-                ],
-                "Enable deterministic algorithms",
-                uses_seed=False,
-            )
-            # Deterministic mode raises on cuBLAS before torch 2.10 without the variable: unless the
-            # project targets a newer torch, the fix sets it too.
-            version = project.declared.torch_version(program.entry.path)
-            cublas = _cublas_edit(program.entry)
-            sets_cublas = project.declared.cublas_in_configs or any(located.event.kind == "cublas" for located in events)
-            if fix is not None and cublas is not None and not sets_cublas and (version is None or version < CUBLAS_REQUIRED_BEFORE):
-                fix = replace(fix, edits=(cublas, *fix.edits))
-            yield program_finding(
-                self,
-                program.entry,
+        for entry in project.programs:
+            for program in (entry, *project.workers(entry)):
+                yield from self._check_program(project, program, entry, reported)
+
+    def _check_program(self, project: ProjectModel, program: Program, launcher: Program, reported: set[tuple[str, int]]) -> Iterator[Finding]:
+        # Kernels run where the training runs: a launcher whose workers train is judged by them.
+        if not project.trains_in_process(program):
+            return
+        events = project.events(program)
+        # A worker handed the device its launcher chose (`device = "cuda" if is_available() ...`) runs there.
+        cuda = _on_cuda(events) or (_on_cuda(project.events(launcher)) if program.worker is not None else None)
+        if cuda is None:
+            return
+        enabled = [located for located in events if located.event.kind == "deterministic"]
+        disabled = [located for located in events if located.event.kind == "nondeterministic"]
+        globally_on = any(located.event.what != "cudnn.deterministic = True" for located in enabled)
+        # cudnn.deterministic = False is harmless under use_deterministic_algorithms(True): cuDNN
+        # takes the deterministic path when either flag is set.
+        harmful = [located for located in disabled if not (globally_on and located.event.what.startswith("cudnn."))]
+        if harmful:
+            for located in harmful:
+                key = (located.module.path, located.event.line)
+                if key not in reported:
+                    reported.add(key)
+                    at = Position(located.event.line, located.event.column)
+                    yield Finding(
+                        self.code,
+                        self.name,
+                        f"`{located.event.what}` switches deterministic kernels off in a program that runs on CUDA "
+                        f"({cuda.where}); remove it or enable determinism",
+                        located.module.path,
+                        at,
+                        at,
+                    )
+            return
+        if enabled:
+            return
+        worker = program.worker
+        if worker is None:
+            fix = insert_on_main_path(program.entry, ["torch"], _enabling_statements, "Enable deterministic algorithms", uses_seed=False)
+            message = (
                 f"{program.entry.path} runs on CUDA ({cuda.where}) but never enables deterministic algorithms; call "
-                "`torch.use_deterministic_algorithms(True)` and set `torch.backends.cudnn.deterministic = True`",
-                fix,
+                "`torch.use_deterministic_algorithms(True)` and set `torch.backends.cudnn.deterministic = True`"
             )
+        else:
+            fix = insert_in_worker(
+                program.entry, worker, ["torch"], _enabling_statements, f"Enable deterministic algorithms in `{worker.name}`", uses_seed=False
+            )
+            message = (
+                f"{program.entry.path} starts `{worker.name}` at {worker.where}: it {worker.process}, and it runs on "
+                f"CUDA ({cuda.where}) without enabling deterministic algorithms there; call "
+                f"`torch.use_deterministic_algorithms(True)` and set `torch.backends.cudnn.deterministic = True` at the start of `{worker.name}`"
+            )
+        # Deterministic mode raises on cuBLAS before torch 2.10 without the variable: unless the
+        # project targets a newer torch, the fix sets it too.
+        version = project.declared.torch_version(program.entry.path)
+        cublas = _cublas_edit(program.entry)
+        sets_cublas = project.declared.cublas_in_configs or any(located.event.kind == "cublas" for located in events)
+        if fix is not None and cublas is not None and not sets_cublas and (version is None or version < CUBLAS_REQUIRED_BEFORE):
+            fix = replace(fix, edits=(cublas, *fix.edits))
+        yield program_finding(self, program.entry, message, fix)
 
 
 @register
@@ -265,6 +271,10 @@ class CublasWorkspaceUnset(ProgramRule):
                 '`os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")` before importing torch',
                 _cublas_fix(program.entry),
             )
+
+
+def _enabling_statements(names: dict[str, str], seed: str) -> list[str]:
+    return [f"{names['torch']}.use_deterministic_algorithms(True)", f"{names['torch']}.backends.cudnn.deterministic = True"]
 
 
 def _cublas_edit(entry: ModuleFacts) -> Edit | None:

@@ -3,21 +3,38 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 
 import libcst as cst
 
-from repro_lint.context import NodeEdit, PendingFix
-from repro_lint.edits import argument, has_star_args, literal, replace_node
+from repro_lint.context import FileContext
+from repro_lint.dataflow import index_for
+from repro_lint.edits import argument, has_star_args, literal
 from repro_lint.events import NUMPY, RANDOM, TORCH, short, tables
+from repro_lint.facts import ModuleFacts
 from repro_lint.knowledge import load
 from repro_lint.names import dotted_name
 from repro_lint.program import Located, Program, ProjectModel
-from repro_lint.program_fixes import insert_on_main_path, program_finding
-from repro_lint.rules.base import Applicability, Finding, Fix, FixAvailability, ProgramRule, Rule, register
-from repro_lint.seed_values import SeedValues
+from repro_lint.program_fixes import insert_in_worker, insert_on_main_path, program_finding
+from repro_lint.rules.base import Applicability, Edit, Finding, Fix, FixAvailability, ProgramRule, Rule, register
 from repro_lint.source import Position
 
 _RNG_NAMES = {TORCH: "torch", NUMPY: "numpy's global RNG", RANDOM: "Python's global `random`"}
+
+
+def _torch_seed(names: dict[str, str], seed: str) -> list[str]:
+    return [f"{names['torch']}.manual_seed({seed})"]
+
+
+def _library_seed(module: str, template: str, names: dict[str, str], seed: str) -> list[str]:
+    return [template.format(names[module], seed)]
+
+
+def _with_workers(project: ProjectModel) -> Iterator[Program]:
+    """Every program, each followed by the programs of the workers it starts in fresh processes."""
+    for program in project.programs:
+        yield program
+        yield from project.workers(program)
 
 
 def _seeded(events: list[Located], rng: str) -> bool:
@@ -49,21 +66,26 @@ class MissingTorchSeed(ProgramRule):
     fix_availability = FixAvailability.SOMETIMES
 
     def check(self, project: ProjectModel) -> Iterator[Finding]:
-        for program in project.programs:
+        for program in _with_workers(project):
             events = project.events(program)
             uses = _uses(project, program, events, TORCH)
             if not uses or _seeded(events, TORCH):
                 continue
-            fix = insert_on_main_path(
-                program.entry, ["torch"], lambda names, seed: [f"{names['torch']}.manual_seed({seed})"], "Seed torch at the start of the program"
-            )
-            yield program_finding(
-                self,
-                program.entry,
-                f"{program.entry.path} is never seeded for torch; first use of torch randomness: {uses[0].where}; "
-                "call `torch.manual_seed(seed)` at the start of the program",
-                fix,
-            )
+            worker = program.worker
+            if worker is None:
+                fix = insert_on_main_path(program.entry, ["torch"], _torch_seed, "Seed torch at the start of the program")
+                message = (
+                    f"{program.entry.path} is never seeded for torch; first use of torch randomness: {uses[0].where}; "
+                    "call `torch.manual_seed(seed)` at the start of the program"
+                )
+            else:
+                fix = insert_in_worker(program.entry, worker, ["torch"], _torch_seed, f"Seed torch at the start of `{worker.name}`")
+                message = (
+                    f"{program.entry.path} starts `{worker.name}` at {worker.where}: it {worker.process}, and it is "
+                    "never seeded for torch there; first use of torch randomness: "
+                    f"{uses[0].where}; call `torch.manual_seed(seed)` at the start of `{worker.name}`"
+                )
+            yield program_finding(self, program.entry, message, fix)
 
 
 @register
@@ -77,7 +99,7 @@ class MissingLibrarySeed(ProgramRule):
     _CALLS = {NUMPY: ("numpy", "{}.random.seed({})"), RANDOM: ("random", "{}.seed({})")}
 
     def check(self, project: ProjectModel) -> Iterator[Finding]:
-        for program in project.programs:
+        for program in _with_workers(project):
             events = project.events(program)
             for rng in (NUMPY, RANDOM):
                 uses = _uses(project, program, events, rng)
@@ -85,19 +107,19 @@ class MissingLibrarySeed(ProgramRule):
                     continue
                 module, template = self._CALLS[rng]
                 call = template.format("np" if rng == NUMPY else "random", "seed")
-                fix = insert_on_main_path(
-                    program.entry,
-                    [module],
-                    lambda names, seed, module=module, template=template: [template.format(names[module], seed)],
-                    f"Seed {_RNG_NAMES[rng]} at the start of the program",
-                )
-                yield program_finding(
-                    self,
-                    program.entry,
-                    f"{program.entry.path} never seeds {_RNG_NAMES[rng]}; first use: {uses[0].where}; call `{call}` "
-                    "next to the torch seed",
-                    fix,
-                )
+                statements = partial(_library_seed, module, template)
+                worker = program.worker
+                if worker is None:
+                    fix = insert_on_main_path(program.entry, [module], statements, f"Seed {_RNG_NAMES[rng]} at the start of the program")
+                    message = f"{program.entry.path} never seeds {_RNG_NAMES[rng]}; first use: {uses[0].where}; call `{call}` next to the torch seed"
+                else:
+                    fix = insert_in_worker(program.entry, worker, [module], statements, f"Seed {_RNG_NAMES[rng]} at the start of `{worker.name}`")
+                    message = (
+                        f"{program.entry.path} starts `{worker.name}` at {worker.where}: it {worker.process}, and it "
+                        f"never seeds {_RNG_NAMES[rng]} there; first use: {uses[0].where}; "
+                        f"call `{call}` at the start of `{worker.name}`"
+                    )
+                yield program_finding(self, program.entry, message, fix)
 
 
 @register
@@ -141,6 +163,7 @@ _SOURCES = load("nondeterministic_sources.json")
 _SOURCE_CALLS: dict[str, str] = _SOURCES["calls"]
 _SOURCE_MODULES: dict[str, str] = _SOURCES["modules"]
 _WORKER_SOURCES = frozenset(_SOURCES["fine_in_worker_init"])
+_DRAWS_BEFORE_SEED: dict[str, str] = _SOURCES["draws_before_seed"]
 
 
 class _SourceFinder(cst.CSTVisitor):
@@ -155,13 +178,22 @@ class _SourceFinder(cst.CSTVisitor):
         if self.found is not None:
             return
         for name in sorted(self.rule.context.qualified_names(node.func)):
-            source = _SOURCE_CALLS.get(name) or _SOURCE_MODULES.get(name.partition(".")[0])
+            source = _SOURCE_CALLS.get(name) or _SOURCE_MODULES.get(name.partition(".")[0]) or self._unseeded_draw(node, name)
             if source is None or (self.in_worker_init and name in _WORKER_SOURCES):
                 continue
             if name == "numpy.random.SeedSequence" and node.args:
                 continue
             self.found = (f"{name}()", source)
             return
+
+    def _unseeded_draw(self, node: cst.Call, name: str) -> str | None:
+        """`random.randint(1, 10000)` with no seeding of `random` before it in the same body. In a
+        DataLoader's worker_init_fn the global RNGs are already seeded per worker by PyTorch."""
+        consumer = tables().consumers.get(name)
+        if consumer is None or consumer[1] != "consume" or self.in_worker_init:
+            return None
+        rng = consumer[0]
+        return None if self.rule.seeded_before(node, rng) else _DRAWS_BEFORE_SEED[rng]
 
 
 @register
@@ -171,6 +203,11 @@ class NondeterministicSeedValue(Rule):
     code = "REP104"
     name = "nondeterministic-seed-value"
     required_text = ("seed", "Trainer")
+
+    def __init__(self, context: FileContext) -> None:
+        super().__init__(context)
+        # A bad value is reported once, at the first seeding call that takes it (catalog, REP104).
+        self._reported: set[int] = set()
 
     def visit_Call(self, node: cst.Call) -> None:
         data = tables()
@@ -192,7 +229,10 @@ class NondeterministicSeedValue(Rule):
             return
         source = self._source(value)
         if source is not None:
-            call, kind = source
+            call, kind, origin = source
+            if id(origin) in self._reported:
+                return
+            self._reported.add(id(origin))
             self.report(
                 node,
                 f"the seed passed to `{shown}` comes from {kind} (`{call}`), so every run gets a different seed; use a "
@@ -210,14 +250,28 @@ class NondeterministicSeedValue(Rule):
         given = argument(node, "seed", 0)
         return given.value if given is not None else None
 
-    def _source(self, value: cst.BaseExpression) -> tuple[str, str] | None:
+    def _source(self, value: cst.BaseExpression) -> tuple[str, str, cst.CSTNode] | None:
+        """The bad source in `value`, and the expression it sits in (to report each value once)."""
         finder = _SourceFinder(self, self._in_worker_init())
         value.visit(finder)
-        if finder.found is None and isinstance(value, cst.Name):
-            # One step of data flow: `seed = int(time.time()); torch.manual_seed(seed)`.
-            for assigned in _assignments(self.context.scopes[-1], value.value):
+        if finder.found is not None:
+            return (*finder.found, value)
+        assigned_to = dotted_name(value)
+        if assigned_to is not None:
+            # One step of data flow: `seed = int(time.time()); torch.manual_seed(seed)`, or
+            # `opt.manualSeed = random.randint(1, 10000)` when no seed was given.
+            for assigned in _assignments(self.context.scopes[-1], assigned_to):
                 assigned.visit(finder)
-        return finder.found
+                if finder.found is not None:
+                    return (*finder.found, assigned)
+        return None
+
+    def seeded_before(self, draw: cst.Call, rng: str) -> bool:
+        """Whether a call seeding `rng` comes before `draw` in the body of the current scope."""
+        index = index_for(self.context)
+        seeds = _SeedingCalls(self, rng)
+        self.context.scopes[-1].visit(seeds)
+        return any(index.order(call) < index.order(draw) for call in seeds.found)
 
     def _in_worker_init(self) -> bool:
         function = next((scope for scope in reversed(self.context.scopes) if isinstance(scope, cst.FunctionDef)), None)
@@ -232,13 +286,37 @@ _NONE_IS_RANDOM = frozenset(
 )
 
 
+class _SeedingCalls(cst.CSTVisitor):
+    """Calls that seed one RNG, in a body (not in nested functions)."""
+
+    def __init__(self, rule: NondeterministicSeedValue, rng: str) -> None:
+        self.rule = rule
+        self.rng = rng
+        self.found: list[cst.Call] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        names = self.rule.context.qualified_names(node.func)
+        seeds = {rng for name in names for rng in tables().seeders.get(name, ())}
+        if names & frozenset(self.rule.context.settings.seed_helpers):
+            seeds |= {NUMPY, RANDOM, TORCH}
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "manual_seed":
+            seeds.add(TORCH)
+        if self.rng in seeds:
+            self.found.append(node)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+
 class _Assignments(cst.CSTVisitor):
+    """Values assigned to a name or attribute chain (`seed`, `opt.manualSeed`)."""
+
     def __init__(self, name: str) -> None:
         self.name = name
         self.values: list[cst.BaseExpression] = []
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if any(isinstance(target.target, cst.Name) and target.target.value == self.name for target in node.targets):
+        if any(dotted_name(target.target) == self.name for target in node.targets):
             self.values.append(node.value)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
@@ -246,7 +324,7 @@ class _Assignments(cst.CSTVisitor):
 
 
 def _assignments(scope: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
-    """Values assigned to `name` directly in `scope` (not in nested functions)."""
+    """Values assigned to `name` in `scope` (not in nested functions)."""
     if isinstance(scope, cst.FunctionDef):
         statements = scope.body.body if isinstance(scope.body, cst.IndentedBlock) else []
     else:
@@ -263,6 +341,7 @@ class SeedAfterRandomness(ProgramRule):
 
     code = "REP105"
     name = "seed-after-randomness"
+    fix_availability = FixAvailability.SOMETIMES
 
     def check(self, project: ProjectModel) -> Iterator[Finding]:
         consuming = project.functions_drawing(TORCH)
@@ -283,17 +362,31 @@ class SeedAfterRandomness(ProgramRule):
                     (call.line, f"{facts.path}:{call.line} (calls {callee.rpartition('.')[2]}, which draws from it)")
                     for call in calls
                     if call.line < seed.line
-                    for callee in project.callees(call, facts.module)
+                    for callee in project.callees_run_now(call, facts.module)
                     if callee in consuming
                 ]
                 if earlier:
+                    first_line, first = min(earlier)
                     at = Position(seed.line, seed.column)
                     yield Finding(
                         self.code,
                         self.name,
-                        f"`{seed.what}` runs after code that already drew from torch's RNG ({min(earlier)[1]}), so what "
-                        "was drawn before it is not seeded; seed before the first draw",
+                        f"`{seed.what}` runs after code that already drew from torch's RNG ({first}), so what "
+                        f"was drawn before it is not seeded; move the seeding before line {first_line}",
                         facts.path,
                         at,
                         at,
+                        _move_before(facts, seed.line, first_line),
                     )
+
+
+def _move_before(facts: ModuleFacts, seed_line: int, line: int) -> Fix | None:
+    """Move the seeding statement at `seed_line` up its block, before the statement holding `line`,
+    when it is a statement of its own in the same block and reads nothing computed in between."""
+    move = facts.fix.seed_move(seed_line) if facts.fix is not None else None
+    target = move.target(line) if move is not None else None
+    if move is None or target is None:
+        return None
+    removed = Edit(Position(move.start, 0), Position(move.end + 1, 0), "")
+    inserted = Edit(Position(target, 0), Position(target, 0), move.text)
+    return Fix(Applicability.UNSAFE, "Move the seeding before the first draw", (inserted, removed))
