@@ -1,0 +1,327 @@
+"""REP4xx: checkpoints that a resumed run cannot continue from exactly.
+
+Each rule reads the project's checkpoints (repro_lint/checkpoint_model.py): what a function saves,
+what the programs running it build, and what the load paths restore. Checkpoint rules report once
+per checkpoint at its first save call; REP405 at the saved key, REP406 at the lenient load.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from repro_lint.checkpoint_model import Checkpoint, Context, Located, ProjectCheckpoints, project_checkpoints
+from repro_lint.checkpoints import MODULE_CODE, TRAINING_STATE, hinted_kind, knowledge
+from repro_lint.program import ProjectModel
+from repro_lint.rules.base import Applicability, Edit, Finding, Fix, FixAvailability, ProgramRule, register
+from repro_lint.source import Position
+
+_STATE_NAMES = {"optimizer": "optimizer", "scheduler": "LR scheduler", "scaler": "gradient scaler", "rng": "RNG"}
+_IMPORTS = {"torch": "import torch", "numpy": "import numpy as np", "random": "import random"}
+_DEFAULT_NAMES = {"torch": "torch", "numpy": "np", "random": "random"}
+_RNG_STATE_KEY = "rng_state"
+
+
+def _is_reference(name: str) -> bool:
+    """`g` or `loader.generator`: code a fix can write to reach an object."""
+    return bool(name) and all(part.isidentifier() for part in name.split("."))
+
+
+def _finding(rule: ProgramRule, checkpoint: Checkpoint, message: str, fix: Fix | None = None) -> Finding:
+    save = checkpoint.first
+    return Finding(rule.code, rule.name, message, checkpoint.owner.module.path, save.start, save.end, fix)
+
+
+def _where(located: Located, line: int, what: str) -> str:
+    return f"{located.module.path}:{line} ({what.rpartition('.')[2]})"
+
+
+def _name_in_scope(model: ProjectCheckpoints, checkpoint: Checkpoint, kind: str) -> str | None:
+    """A plain name that holds the program's object of `kind` where the checkpoint is saved: built
+    in that function, a parameter named for it, or built at module level."""
+    function = checkpoint.owner.function
+    built = sorted(creation.name for creation in function.creations if creation.kind == kind and creation.name.isidentifier())
+    if built:
+        return built[0]
+    named = sorted(name for name in function.parameters if hinted_kind(name) == kind)
+    if named:
+        return named[0]
+    module_code = model.function(f"{checkpoint.owner.module.module}.{MODULE_CODE}")
+    if module_code is not None:
+        built = sorted(creation.name for creation in module_code.function.creations if creation.kind == kind and creation.name.isidentifier())
+        if built:
+            return built[0]
+    return None
+
+
+def _entry_edits(checkpoint: Checkpoint, key: str, value: str) -> tuple[Edit, ...] | None:
+    save = checkpoint.extendable
+    if save is None or save.insertion is None or key in save.keys:
+        return None
+    insertion = save.insertion
+    edits = [Edit(insertion.at, insertion.at, insertion.entry(key, value))]
+    if insertion.comma_at is not None:
+        edits.append(Edit(insertion.comma_at, insertion.comma_at, ","))
+    return tuple(edits)
+
+
+def _state_entry_fix(model: ProjectCheckpoints, checkpoint: Checkpoint, kind: str, key: str) -> tuple[Fix | None, str]:
+    name = _name_in_scope(model, checkpoint, kind)
+    edits = _entry_edits(checkpoint, key, f"{name}.state_dict()") if name else None
+    shown = name or f"<{kind}>"
+    fix = Fix(Applicability.SAFE, f'Add "{key}": {shown}.state_dict() to the checkpoint', edits) if edits else None
+    return fix, f'`"{key}": {shown}.state_dict()`'
+
+
+def _stateful_missing(project: ProjectModel, kind: str) -> Iterator[tuple[ProjectCheckpoints, Checkpoint, Context, str]]:
+    """Training checkpoints whose programs build an object of `kind` the checkpoint does not hold."""
+    model = project_checkpoints(project)
+    for checkpoint in model.checkpoints:
+        if not checkpoint.is_training or kind in checkpoint.kinds:
+            continue
+        context = model.context(checkpoint)
+        built = context.built(kind)
+        if built:
+            located, creation = built[0]
+            yield model, checkpoint, context, _where(located, creation.line, creation.what)
+
+
+@register
+class CheckpointMissingScheduler(ProgramRule):
+    """A training checkpoint without the state of the program's LR scheduler."""
+
+    code = "REP401"
+    name = "checkpoint-missing-scheduler"
+    fix_availability = FixAvailability.SOMETIMES
+
+    def check(self, project: ProjectModel) -> Iterator[Finding]:
+        for model, checkpoint, context, where in _stateful_missing(project, "scheduler"):
+            if self._position_restored(context):
+                continue
+            fix, entry = _state_entry_fix(model, checkpoint, "scheduler", "lr_scheduler")
+            yield _finding(
+                self,
+                checkpoint,
+                f"this checkpoint holds the optimizer but not the LR scheduler built at {where}: a resumed run restarts "
+                f"the schedule and trains with other learning rates; add {entry} and restore it with `load_state_dict`",
+                fix,
+            )
+
+    @staticmethod
+    def _position_restored(context: Context) -> bool:
+        """The load path sets the scheduler's position from the saved epoch and the schedulers have
+        no other state."""
+        stateful = knowledge().stateful_schedulers
+        return bool(context.built("scheduler_position")) and not any(creation.what in stateful for _, creation in context.built("scheduler"))
+
+
+@register
+class CheckpointMissingGradScaler(ProgramRule):
+    """A training checkpoint without the state of the program's GradScaler."""
+
+    code = "REP403"
+    name = "checkpoint-missing-grad-scaler"
+    fix_availability = FixAvailability.SOMETIMES
+
+    def check(self, project: ProjectModel) -> Iterator[Finding]:
+        for model, checkpoint, _, where in _stateful_missing(project, "scaler"):
+            fix, entry = _state_entry_fix(model, checkpoint, "scaler", "scaler")
+            yield _finding(
+                self,
+                checkpoint,
+                f"this checkpoint holds the optimizer but not the GradScaler built at {where}: a resumed run starts again "
+                f"from the initial loss scale and skips or scales steps differently; add {entry} and restore it with `load_state_dict`",
+                fix,
+            )
+
+
+@register
+class CheckpointMissingRngState(ProgramRule):
+    """A training checkpoint that holds no RNG state, so a resumed run draws other random numbers."""
+
+    code = "REP402"
+    name = "checkpoint-missing-rng-state"
+    fix_availability = FixAvailability.SOMETIMES
+
+    def check(self, project: ProjectModel) -> Iterator[Finding]:
+        model = project_checkpoints(project)
+        for checkpoint in model.checkpoints:
+            if not checkpoint.is_training or "rng" in checkpoint.kinds:
+                continue
+            context = model.context(checkpoint)
+            rngs = model.rngs_used(context.programs)
+            generators = self._generators(model, checkpoint.owner)
+            shown = ", ".join([*rngs, *(f"generator `{name}`" for name in generators)])
+            yield _finding(
+                self,
+                checkpoint,
+                f"this checkpoint holds no RNG state: a resumed run draws other dropout masks, augmentations and shuffles "
+                f"than an uninterrupted one; save the states of the RNGs the program uses ({shown}) under "
+                f'"{_RNG_STATE_KEY}" and restore them when resuming',
+                self._fix(model, checkpoint, rngs, generators),
+            )
+
+    @staticmethod
+    def _generators(model: ProjectCheckpoints, located: Located) -> list[str]:
+        """Named torch.Generators in scope in `located`'s function: built there or at module level."""
+        creations = list(located.function.creations)
+        module_code = model.function(f"{located.module.module}.{MODULE_CODE}")
+        if module_code is not None:
+            creations += module_code.function.creations
+        return sorted({creation.name for creation in creations if creation.kind == "generator" and _is_reference(creation.name)})
+
+    def _fix(self, model: ProjectCheckpoints, checkpoint: Checkpoint, rngs: tuple[str, ...], generators: list[str]) -> Fix | None:
+        module = checkpoint.owner.module
+        save = checkpoint.extendable
+        if module.fix is None or save is None or save.insertion is None:
+            return None
+        modules = [module_name for module_name in ("torch", "numpy", "random") if module_name in rngs or (module_name == "torch" and "cuda" in rngs)]
+        names = {name: module.fix.alias(name) or _DEFAULT_NAMES[name] for name in modules}
+        quote = save.insertion.quote
+        getters = {
+            "torch": f"{names.get('torch')}.get_rng_state()",
+            "cuda": f"{names.get('torch')}.cuda.get_rng_state_all()",
+            "numpy": f"{names.get('numpy')}.random.get_state()",
+            "random": f"{names.get('random')}.getstate()",
+        }
+        states = [f"{quote}{rng}{quote}: {getters[rng]}" for rng in rngs]
+        states += [f"{quote}{name}{quote}: {name}.get_state()" for name in generators]
+        edits = _entry_edits(checkpoint, _RNG_STATE_KEY, "{" + ", ".join(states) + "}")
+        if edits is None:
+            return None
+        newline = module.fix.newline
+        missing = [_IMPORTS[name] + newline for name in modules if module.fix.alias(name) is None]
+        all_edits = list(edits)
+        if missing:
+            at = Position(module.fix.import_line, 0)
+            all_edits.append(Edit(at, at, "".join(missing)))
+        setters = {
+            "torch": f"{names.get('torch')}.set_rng_state",
+            "cuda": f"{names.get('torch')}.cuda.set_rng_state_all",
+            "numpy": f"{names.get('numpy')}.random.set_state",
+            "random": f"{names.get('random')}.setstate",
+        }
+        for located in model.in_module(module.module):
+            point = located.function.restore_point
+            if point is None:
+                continue
+            in_scope = set(located.function.names) | {name.partition(".")[0] for name in self._generators(model, located)}
+            state = f"{point.checkpoint}[{quote}{_RNG_STATE_KEY}{quote}]"
+            lines = [f"{setters[rng]}({state}[{quote}{rng}{quote}])" for rng in rngs]
+            lines += [f"{name}.set_state({state}[{quote}{name}{quote}])" for name in generators if name.partition(".")[0] in in_scope]
+            at = Position(point.line, 0)
+            all_edits.append(Edit(at, at, "".join(point.indent + line + newline for line in lines)))
+        return Fix(Applicability.UNSAFE, f'Save the RNG states under "{_RNG_STATE_KEY}" and restore them on the load path', tuple(all_edits))
+
+
+@register
+class LossyCheckpointWeights(ProgramRule):
+    """A training checkpoint that stores weights rounded to half precision while training in float32."""
+
+    code = "REP404"
+    name = "lossy-checkpoint-weights"
+
+    def check(self, project: ProjectModel) -> Iterator[Finding]:
+        model = project_checkpoints(project)
+        for checkpoint in model.checkpoints:
+            lossy = next((entry for entry in checkpoint.entries if entry.lossy), None)
+            if not checkpoint.is_training or lossy is None or model.context(checkpoint).built("cast"):
+                continue
+            shown = f'"{lossy.key}"' if lossy.key else "the saved object"
+            yield _finding(
+                self,
+                checkpoint,
+                f"this training checkpoint stores {shown} cast with `{lossy.lossy}` while the model trains in float32: a resumed "
+                "run starts from rounded weights and diverges from an uninterrupted one; save the float32 weights (drop the "
+                "cast) and cast only inference exports",
+            )
+
+
+@register
+class ResumeStateNotRestored(ProgramRule):
+    """A training-state key that the checkpoint saves and no resume path restores."""
+
+    code = "REP405"
+    name = "resume-state-not-restored"
+
+    def check(self, project: ProjectModel) -> Iterator[Finding]:
+        model = project_checkpoints(project)
+        if not model.resume_paths or model.any_key_may_be_restored:
+            return
+        restored = model.restored_keys
+        reported = set()
+        for checkpoint in model.checkpoints:
+            for entry in checkpoint.entries:
+                if entry.key is None or entry.kind not in TRAINING_STATE or entry.key in restored:
+                    continue
+                at = Position(entry.line, entry.column)
+                if (checkpoint.owner.module.path, at) in reported:
+                    continue
+                reported.add((checkpoint.owner.module.path, at))
+                resume = model.resume_paths[0]
+                yield Finding(
+                    self.code,
+                    self.name,
+                    f'the checkpoint saves the {_STATE_NAMES[entry.kind]} state under "{entry.key}" but no load path restores it '
+                    f"(resume path: {resume.module.path}:{resume.function.restores[0].start.line}): a resumed run continues "
+                    f'with fresh {_STATE_NAMES[entry.kind]} state; restore it from `checkpoint["{entry.key}"]` where the optimizer is restored',
+                    checkpoint.owner.module.path,
+                    at,
+                    at,
+                )
+
+
+@register
+class LenientStateDictLoad(ProgramRule):
+    """`load_state_dict(..., strict=False)` on a resume path: missing or unexpected keys go unnoticed."""
+
+    code = "REP406"
+    name = "lenient-state-dict-load"
+
+    def check(self, project: ProjectModel) -> Iterator[Finding]:
+        model = project_checkpoints(project)
+        for located in model.resume_paths:
+            # Resuming: the lenient load reads the same loaded checkpoint as an optimizer restore.
+            resumed = {restore.source for restore in located.function.restores if restore.kind == "optimizer" and restore.source is not None}
+            for restore in located.function.restores:
+                if restore.strict_false and restore.source in resumed:
+                    yield Finding(
+                        self.code,
+                        self.name,
+                        "`load_state_dict(..., strict=False)` while resuming (this function also restores the optimizer): "
+                        "weights missing from the checkpoint keep their fresh initialisation without a word; load with "
+                        "`strict=True` when resuming",
+                        located.module.path,
+                        restore.start,
+                        restore.end,
+                    )
+
+
+@register
+class CheckpointMissingOptimizer(ProgramRule):
+    """A checkpoint that records progress and weights but not the optimizer, and is resumed from."""
+
+    code = "REP407"
+    name = "checkpoint-missing-optimizer"
+
+    def check(self, project: ProjectModel) -> Iterator[Finding]:
+        model = project_checkpoints(project)
+        progress = knowledge().progress_keys
+        for checkpoint in model.checkpoints:
+            kinds = checkpoint.kinds
+            if "optimizer" in kinds or not {"progress", "model"} <= kinds:
+                continue
+            keys = frozenset(entry.key for entry in checkpoint.entries if entry.key is not None and entry.key.lower() in progress)
+            if not model.resumes_from(checkpoint, keys):
+                continue
+            optimizers = model.context(checkpoint).built("optimizer")
+            stateful = [(located, creation) for located, creation in optimizers if not creation.stateless]
+            if not stateful:
+                continue
+            located, creation = stateful[0]
+            yield _finding(
+                self,
+                checkpoint,
+                f"this checkpoint records training progress ({', '.join(sorted(keys))}) and weights but not the optimizer "
+                f"built at {_where(located, creation.line, creation.what)}: a resumed run restarts its moments and learning "
+                'rate; save `"optimizer": optimizer.state_dict()` and restore it',
+            )
