@@ -291,6 +291,13 @@ def is_self_attribute(index: ModuleIndex, node: cst.CSTNode, dotted: str) -> boo
     return isinstance(scope, cst.FunctionDef) and index.method_class(scope) is not None
 
 
+def scope_chain(index: ModuleIndex, node: cst.CSTNode) -> list[ScopeNode]:
+    """The scopes around `node`, module first: what name resolution needs for a node found outside
+    the traversal (the context's own scope stack only describes where the traversal is)."""
+    inner = [ancestor for ancestor in index.ancestors(node) if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda))]
+    return [index.module, *reversed(inner)]
+
+
 def owning_class(index: ModuleIndex, node: cst.CSTNode) -> cst.ClassDef | None:
     """The class whose method (possibly through nested functions) contains `node`."""
     scope = index.scope(node)

@@ -74,6 +74,11 @@ REP201_FIRES = [
     # a module-level generator
     "import numpy as np\nfrom torch.utils.data import DataLoader, Dataset\nRNG = np.random.RandomState(0)\nclass D(Dataset):\n"
     "    def __getitem__(self, i):\n        return RNG.rand()\nloader = DataLoader(D(), num_workers=2)\n",
+    # a generator handed to a transform object the dataset calls
+    "import numpy as np\nfrom torch.utils.data import DataLoader, Dataset\nclass Aug:\n    def __init__(self, rng):\n        self.rng = rng\n"
+    "    def __call__(self, x):\n        return x * self.rng.random()\nclass D(Dataset):\n    def __init__(self):\n"
+    "        self.transform = Aug(np.random.default_rng(0))\n    def __getitem__(self, i):\n        return self.transform(i)\n"
+    "loader = DataLoader(D(), num_workers=2)\n",
 ]
 
 REP201_SILENT = [
@@ -109,6 +114,10 @@ REP201_SILENT = [
     # Lightning seeds the workers
     DATASET + "\nimport lightning as L\nfrom torch.utils.data import DataLoader\nL.seed_everything(0, workers=True)\n"
     "loader = DataLoader(Noisy(8), num_workers=2)\n",
+    # a transform object of another library, handed a generator: what it does with it cannot be known
+    "import numpy as np\nfrom albumentations import Aug\nfrom torch.utils.data import DataLoader, Dataset\nclass D(Dataset):\n"
+    "    def __init__(self):\n        self.transform = Aug(np.random.default_rng(0))\n    def __getitem__(self, i):\n"
+    "        return self.transform(i)\nloader = DataLoader(D(), num_workers=2)\n",
 ]
 
 
@@ -275,6 +284,52 @@ def test_rep201_hazard_on_a_real_dataloader_and_the_fix_removes_it(tmp_path, mon
     assert fixed.draws() == [first, second]  # and it is reproducible under torch.manual_seed
 
 
+TRANSFORM_PROGRAM = """\
+import numpy as np
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+
+class Jitter:
+    def __init__(self, rng):
+        self.rng = rng
+
+    def __call__(self, x):
+        return float(x + self.rng.random())
+
+
+class Noise(Dataset):
+    def __init__(self):
+        self.transform = Jitter(rng=np.random.default_rng(0))
+
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, index):
+        return self.transform(0)
+
+
+def draws():
+    torch.manual_seed(0)
+    loader = DataLoader(Noise(), batch_size=2, num_workers=2)
+    return [batch.tolist() for batch in loader]
+"""
+
+
+def test_rep201_transform_hazard_on_a_real_dataloader_and_the_fix_removes_it(tmp_path, monkeypatch):
+    """A generator held by a transform object is copied into every worker too; the fix reseeds it."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    first, second = _import_program(tmp_path, "rep201_transform_before", TRANSFORM_PROGRAM).draws()
+    assert first == second
+    (finding,) = lint(TRANSFORM_PROGRAM, "REP201")
+    assert "`Noise.transform.rng`" in finding.message
+    fixed_source = fix_source(TRANSFORM_PROGRAM, "train.py", Settings(select=("REP201",)), unsafe=True)
+    assert "    dataset.transform.rng = np.random.default_rng(info.seed)\n" in fixed_source
+    fixed = _import_program(tmp_path, "rep201_transform_after", fixed_source)
+    first, second = fixed.draws()
+    assert first != second and fixed.draws() == [first, second]
+
+
 # --- REP202 dataloader-missing-generator ------------------------------------------------------------
 
 REP202_FIRES = [
@@ -363,6 +418,34 @@ REP205_FIRES = [
     "s = DS(ds)\nloader = DataLoader(ds, sampler=s)\nfor epoch in range(5):\n    for batch, target in enumerate(loader):\n        pass\n",
 ]
 
+# The epoch loop in a function of the module the loader is handed to: by position, by keyword to a
+# method, through two functions.
+REP205_HELPER_FIRES = [
+    "from torch.utils.data import DataLoader, DistributedSampler\ndef fit(loader, epochs):\n    for epoch in range(epochs):\n"
+    "        for x in loader:\n            step(x)\ndef main():\n    loader = DataLoader(ds, sampler=DistributedSampler(ds))\n"
+    "    fit(loader, 3)\n",
+    "from torch.utils.data import DataLoader, DistributedSampler\nclass Trainer:\n    def fit(self, epochs, loader=None):\n"
+    "        for epoch in range(epochs):\n            self.train_one_epoch(loader)\n    def run(self):\n"
+    "        self.fit(3, loader=DataLoader(ds, sampler=DistributedSampler(ds)))\n",
+    "from torch.utils.data import DataLoader, DistributedSampler\ndef run_epoch(loader):\n    for x in loader:\n        step(x)\n"
+    "def fit(loader):\n    for epoch in range(3):\n        run_epoch(loader)\ndef main():\n    s = DistributedSampler(ds)\n"
+    "    fit(DataLoader(ds, sampler=s))\n",
+]
+
+REP205_HELPER_SILENT = [
+    # the helper sets the epoch on its parameter's sampler
+    REP205_HELPER_FIRES[0].replace("        for x in loader:\n", "        loader.sampler.set_epoch(epoch)\n        for x in loader:\n"),
+    # the helper rebinds its parameter (accelerate's prepare sets the epoch itself)
+    REP205_HELPER_FIRES[0].replace("    for epoch in range(epochs):\n", "    loader = accelerator.prepare(loader)\n    for epoch in range(epochs):\n"),
+    # the helper makes one pass
+    "from torch.utils.data import DataLoader, DistributedSampler\ndef evaluate(loader):\n    for x in loader:\n        step(x)\n"
+    "def main():\n    evaluate(DataLoader(ds, sampler=DistributedSampler(ds)))\n",
+    # a local name that merely shares the helper's name is not the helper
+    REP205_HELPER_FIRES[0].replace("    fit(loader, 3)\n", "    fit = trainer.fit\n    fit(loader, 3)\n"),
+    # the loader goes to a parameter the helper does not iterate
+    REP205_HELPER_FIRES[0].replace("    fit(loader, 3)\n", "    fit(3, loader)\n"),
+]
+
 REP205_SILENT = [
     # set_epoch on the same name, on an attribute of that name, through loader.sampler
     "from torch.utils.data import DataLoader, DistributedSampler\ndef main():\n    sampler = DistributedSampler(ds)\n"
@@ -404,6 +487,23 @@ def test_rep205_fires(code):
 @pytest.mark.parametrize("code", REP205_SILENT)
 def test_rep205_silent(code):
     assert codes(code, "REP205") == []
+
+
+@pytest.mark.parametrize("code", REP205_HELPER_FIRES)
+def test_rep205_follows_the_loader_into_functions_of_the_module(code):
+    assert codes(code, "REP205") == ["REP205"]
+
+
+@pytest.mark.parametrize("code", REP205_HELPER_SILENT)
+def test_rep205_silent_when_the_helper_sets_the_epoch_or_has_no_epoch_loop(code):
+    assert codes(code, "REP205") == []
+
+
+def test_rep205_fix_in_the_helper_uses_its_parameter():
+    after = REP205_HELPER_FIRES[0].replace(
+        "    for epoch in range(epochs):\n", "    for epoch in range(epochs):\n        loader.sampler.set_epoch(epoch)\n"
+    )
+    assert_fix(REP205_HELPER_FIRES[0], after, "REP205", unsafe=True)
 
 
 def test_rep205_reports_at_the_sampler_call():

@@ -5,497 +5,172 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import libcst as cst
 
-from repro_lint.context import FileContext, NodeEdit, PendingFix
-from repro_lint.dataflow import ModuleIndex, bound_values, index_for, indentation, is_self_attribute, owning_class, replace_in_place
+from repro_lint.context import NodeEdit, PendingFix
+from repro_lint.dataflow import ModuleIndex, bound_values, index_for, indentation, is_self_attribute, owning_class, replace_in_place, scope_chain
+from repro_lint.dataloader_calls import (
+    BATCH_SAMPLERS,
+    DISTRIBUTED_SAMPLERS,
+    RANDOM_SAMPLERS,
+    RNG_CONSTRUCTORS,
+    WorkerFunction,
+    given,
+    import_edits,
+    is_dataloader,
+    loader_argument,
+    merge,
+    module_functions,
+    snake,
+    workers_may_run,
+)
+from repro_lint.dataset_facts import WORKER_NAME, Insertion, LoaderSite, WorkerFixPoint, WorkerFunctionPoint
 from repro_lint.edits import argument, has_star_args, import_statement_edit, literal, with_keyword
-from repro_lint.knowledge import load
+from repro_lint.facts import ModuleFacts
 from repro_lint.names import dotted_name, terminal_name
-from repro_lint.rules.base import Applicability, FixAvailability, Rule, register
+from repro_lint.program import ProjectModel
+from repro_lint.rules.base import Applicability, Edit, Finding, Fix, FixAvailability, ProgramRule, Rule, register
 from repro_lint.seed_values import SeedValues
+from repro_lint.source import Position
+from repro_lint.worker_hazards import Hazard, WorkerHazards
 
-_DATA = load("dataloader.json")
-DATALOADERS = frozenset(_DATA["dataloaders"])
-POSITIONS: dict[str, int] = _DATA["parameters"]
-RANDOM_SAMPLERS: dict[str, int] = _DATA["random_samplers"]
-BATCH_SAMPLERS: dict[str, int] = _DATA["batch_samplers"]
-DISTRIBUTED_SAMPLERS: dict[str, int] = _DATA["distributed_samplers"]
-WRAPPERS: dict[str, dict[str, object]] = _DATA["wrappers"]
-ITEM_METHODS: tuple[str, ...] = tuple(_DATA["item_methods"])
-WORKER_SEEDERS = frozenset(_DATA["worker_seeding_helpers"]["names"])
-_RNG = load("rng_objects.json")
-RNG_CONSTRUCTORS: dict[str, dict[str, str]] = _RNG["constructors"]
-NUMPY_NON_DRAWING = frozenset(_RNG["numpy_global_non_drawing"])
-
-_LOADER_SHORT = frozenset({"DataLoader"})
 _SAMPLER_SHORT = frozenset(name.rpartition(".")[2] for name in (*RANDOM_SAMPLERS, *BATCH_SAMPLERS))
 _DISTRIBUTED_SHORT = frozenset({"DistributedSampler"})
-_SEEDER_SHORT = frozenset({"seed_everything"})
-
-
-def loader_argument(call: cst.Call, name: str) -> cst.Arg | None:
-    """A DataLoader argument given by keyword or by position."""
-    return argument(call, name, POSITIONS[name])
-
-
-def is_dataloader(context: FileContext, call: cst.Call) -> bool:
-    """torch's DataLoader (through any alias); a user's or another library's class of that name is not."""
-    return context.callee(call, DATALOADERS, _LOADER_SHORT) is not None
-
-
-def workers_may_run(call: cst.Call) -> bool:
-    """`num_workers` given and not a literal 0: a value repro-lint cannot read may be on (catalog)."""
-    workers = loader_argument(call, "num_workers")
-    return workers is not None and literal(workers.value) not in (0, None, False)
-
-
-def _given(arg: cst.Arg | None) -> bool:
-    return arg is not None and literal(arg.value) is not None
-
-
-# --- the module-level `seed_worker` function the worker fixes insert ---------------------------------
-
-
-def _is_import_line(statement: cst.CSTNode) -> bool:
-    return isinstance(statement, cst.SimpleStatementLine) and all(
-        isinstance(small, (cst.Import, cst.ImportFrom)) for small in statement.body
-    )
-
-
-def _module_functions(module: cst.Module) -> dict[str, cst.FunctionDef]:
-    return {statement.name.value: statement for statement in module.body if isinstance(statement, cst.FunctionDef)}
-
-
-def _merge(edits: list[NodeEdit]) -> tuple[NodeEdit, ...]:
-    """Insertions at the same place (an added import and the new function after the last import)
-    become one edit, so their order is fixed."""
-    merged: dict[tuple[int, str], NodeEdit] = {}
-    ordered: list[tuple[int, str]] = []
-    for edit in edits:
-        key = (id(edit.node), edit.where)
-        if key in merged and edit.where != "replace":
-            merged[key] = NodeEdit(edit.node, merged[key].content + edit.content, edit.where)
-        else:
-            merged[key] = edit
-            ordered.append(key)
-    return tuple(merged[key] for key in ordered)
-
-
-class WorkerFunction:
-    """Where a new module-level worker function goes, and which name it gets.
-
-    It goes after the module's last top-level import that precedes the first DataLoader, so that it
-    exists before any loader is built and every fix in a module anchors at the same place (the fix
-    engine then applies them one per round, and a later round sees the function already there)."""
-
-    def __init__(self, context: FileContext) -> None:
-        self.context = context
-        module = context.module
-        body = list(module.body)
-        first_loader = next(
-            (
-                position
-                for position, statement in enumerate(body)
-                if not _is_import_line(statement) and "DataLoader" in module.code_for_node(statement)
-            ),
-            len(body),
-        )
-        imports = [statement for statement in body[:first_loader] if _is_import_line(statement)]
-        if imports:
-            self.anchor: cst.CSTNode = imports[-1]
-            self.where = "line_after"
-        else:
-            self.anchor = body[min(first_loader, len(body) - 1)]
-            self.where = "line_before"
-
-    def name_for(self, code: str, preferred: tuple[str, ...]) -> tuple[str, bool] | None:
-        """A function name for `code` (a def named `{name}`): an existing identical function is reused
-        (True), else the first name nothing binds yet (False)."""
-        functions = _module_functions(self.context.module)
-        resolver, scopes = self.context.resolver, self.context.scopes[:1]
-        for name in preferred:
-            existing = functions.get(name)
-            if existing is not None:
-                if self.context.code_for(existing).strip() == code.format(name=name).strip():
-                    return name, True
-                continue
-            if not resolver.is_bound(name, scopes):
-                return name, False
-        return None
-
-    def insertion(self, code: str) -> NodeEdit:
-        newline = self.context.module.default_newline
-        if self.where == "line_after":
-            return NodeEdit(self.anchor, f"{newline}{newline}{code}", "line_after")
-        return NodeEdit(self.anchor, f"{code}{newline}{newline}", "line_before")
-
-
-def _import_edits(context: FileContext, modules: tuple[str, ...]) -> tuple[dict[str, str], list[NodeEdit]]:
-    names: dict[str, str] = {}
-    edits: list[NodeEdit] = []
-    for module in modules:
-        name, edit = import_statement_edit(context, module)
-        names[module] = name
-        if edit is not None:
-            edits.append(edit)
-    return names, edits
+# How a REP205 message says that the loader is handed to another module's function; such findings
+# are kept only in programs where nothing calls `set_epoch`.
+HANDED_NOTE = "the loader is handed to a function of another module"
 
 
 # --- REP201: datasets whose random generators every worker copies -----------------------------------
 
 
-@dataclass(frozen=True)
-class _Generator:
-    """A random generator object a dataset draws from in `__getitem__`/`__iter__`."""
-
-    name: str
-    where: str  # "instance" (self.name), "class" (class attribute) or "module" (module global)
-    constructor: str
-
-
-@dataclass(frozen=True)
-class _Hazard:
-    cls: cst.ClassDef
-    generators: tuple[_Generator, ...]
-    numpy_global: str | None  # a numpy.random function drawn from in a worker (torch < 1.9 only)
-
-
-def _rng_constructor(context: FileContext, value: cst.BaseExpression) -> str | None:
-    """The generator constructor `value` calls, looking through `torch.Generator().manual_seed(0)`."""
-    while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "manual_seed":
-        value = value.func.value
-    if not isinstance(value, cst.Call):
-        return None
-    return context.matches(value.func, RNG_CONSTRUCTORS)
-
-
-class _Datasets:
-    """Resolves a DataLoader's dataset argument to classes of this module and finds which of them draw
-    from generator objects that workers copy. Classes in other modules wait for the program model."""
-
-    def __init__(self, context: FileContext) -> None:
-        self.context = context
-        self.index = index_for(context)
-        self.classes = {statement.name.value: statement for statement in context.module.body if isinstance(statement, cst.ClassDef)}
-        self._hazards: dict[str, _Hazard | None] = {}
-
-    # resolving the dataset expression
-
-    def resolve(self, expr: cst.BaseExpression, depth: int = 0) -> list[tuple[cst.ClassDef, bool]]:
-        """(class, fixable) pairs: fixable is False behind a ConcatDataset, whose parts a generated
-        worker function cannot reach by unwrapping `.dataset`."""
-        if depth > 6:
-            return []
-        found: list[tuple[cst.ClassDef, bool]] = []
-        for value, position in bound_values(self.index, expr):
-            if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Call):
-                value, position = value.value, 0
-            if not isinstance(value, cst.Call):
-                continue
-            wrapper = self.context.matches(value.func, WRAPPERS)
-            if wrapper is not None:
-                entry = WRAPPERS[wrapper]
-                inner = argument(value, str(entry["keyword"]), int(str(entry["position"])))
-                if inner is None:
-                    continue
-                if entry["many"]:
-                    elements = inner.value.elements if isinstance(inner.value, (cst.List, cst.Tuple)) else []
-                    for element in elements:
-                        found.extend((cls, False) for cls, _ in self.resolve(element.value, depth + 1))
-                else:
-                    found.extend(self.resolve(inner.value, depth + 1))
-                continue
-            if position is not None:
-                continue
-            cls = self._class_of(value.func)
-            if cls is not None:
-                found.append((cls, True))
-        return found
-
-    def _class_of(self, func: cst.BaseExpression) -> cst.ClassDef | None:
-        if not isinstance(func, cst.Name) or func.value not in self.classes:
-            return None
-        qualified = f"{self.context.module_name}.{func.value}"
-        return self.classes[func.value] if qualified in self.context.qualified_names(func) else None
-
-    # what a class draws from
-
-    def _lineage(self, cls: cst.ClassDef) -> list[cst.ClassDef]:
-        lineage: list[cst.ClassDef] = []
-        pending = [cls]
-        while pending:
-            current = pending.pop(0)
-            if current in lineage:
-                continue
-            lineage.append(current)
-            for base in current.bases:
-                if isinstance(base.value, cst.Name) and base.value.value in self.classes:
-                    pending.append(self.classes[base.value.value])
-        return lineage
-
-    def hazard(self, cls: cst.ClassDef, old_torch: bool) -> _Hazard | None:
-        key = f"{cls.name.value}:{old_torch}"
-        if key not in self._hazards:
-            self._hazards[key] = self._hazard(cls, old_torch)
-        return self._hazards[key]
-
-    def _hazard(self, cls: cst.ClassDef, old_torch: bool) -> _Hazard | None:
-        lineage = self._lineage(cls)
-        if any("get_worker_info" in self.context.code_for(member) for member in lineage):
-            return None  # the dataset handles its workers itself
-        methods: dict[str, cst.FunctionDef] = {}
-        for member in lineage:
-            for statement in member.body.body:
-                if isinstance(statement, cst.FunctionDef):
-                    methods.setdefault(statement.name.value, statement)
-        item_methods = self._reachable(methods)
-        if not item_methods:
-            return None
-        created = self._created(lineage, methods)
-        generators = []
-        for generator in sorted(created, key=lambda generator: generator.name):
-            if self._drawn_from(generator, item_methods):
-                generators.append(generator)
-        numpy_global = self._numpy_global(item_methods) if old_torch else None
-        if not generators and numpy_global is None:
-            return None
-        return _Hazard(cls, tuple(generators), numpy_global)
-
-    def _reachable(self, methods: dict[str, cst.FunctionDef]) -> list[cst.FunctionDef]:
-        """`__getitem__`/`__iter__` and the methods of the class they call through `self.`."""
-        reached = [methods[name] for name in ITEM_METHODS if name in methods]
-        position = 0
-        while position < len(reached) and len(reached) < 32:
-            for name in sorted(_self_calls(reached[position])):
-                if name in methods and methods[name] not in reached:
-                    reached.append(methods[name])
-            position += 1
-        return reached
-
-    def _created(self, lineage: list[cst.ClassDef], methods: dict[str, cst.FunctionDef]) -> list[_Generator]:
-        created: dict[str, _Generator] = {}
-        for line in self.context.module.body:
-            for name, value in _simple_assignments(line):
-                constructor = _rng_constructor(self.context, value)
-                if constructor is not None:
-                    created.setdefault(f"module:{name}", _Generator(name, "module", constructor))
-        for member in lineage:
-            for member_line in member.body.body:
-                for name, value in _simple_assignments(member_line):
-                    constructor = _rng_constructor(self.context, value)
-                    if constructor is not None:
-                        created.setdefault(f"attr:{name}", _Generator(name, "class", constructor))
-            for statement in member.body.body:
-                if isinstance(statement, cst.FunctionDef) and statement.name.value == "__init__":
-                    for name, value in _self_assignments(statement):
-                        constructor = _rng_constructor(self.context, value)
-                        if constructor is not None:
-                            created[f"attr:{name}"] = _Generator(name, "instance", constructor)
-        return list(created.values())
-
-    def _drawn_from(self, generator: _Generator, item_methods: list[cst.FunctionDef]) -> bool:
-        """Used in the item methods and not recreated there (a generator built per item or lazily per
-        worker is not a copy)."""
-        dotted = generator.name if generator.where == "module" else f"self.{generator.name}"
-        used = False
-        for method in item_methods:
-            for node in self.index.occurrences(dotted):
-                if not self.index.contains(method, node):
-                    continue
-                if self.index.role(node) != "use":
-                    return False
-                used = True
-        return used
-
-    def _numpy_global(self, item_methods: list[cst.FunctionDef]) -> str | None:
-        for method in item_methods:
-            for node in _walk(method):
-                if isinstance(node, cst.Call):
-                    names = self.context.qualified_names(node.func)
-                    drawing = sorted(
-                        name
-                        for name in names
-                        if name.startswith("numpy.random.") and name.count(".") == 2 and name.rpartition(".")[2] not in NUMPY_NON_DRAWING
-                    )
-                    if drawing:
-                        return drawing[0]
-        return None
-
-
-def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(reversed(current.children))
-
-
-def _simple_assignments(statement: cst.CSTNode) -> Iterator[tuple[str, cst.BaseExpression]]:
-    """`name = value` statements at one level (module or class body)."""
-    if not isinstance(statement, cst.SimpleStatementLine):
-        return
-    for small in statement.body:
-        if isinstance(small, cst.Assign):
-            for target in small.targets:
-                if isinstance(target.target, cst.Name):
-                    yield target.target.value, small.value
-        elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.value is not None:
-            yield small.target.value, small.value
-
-
-def _self_assignments(function: cst.FunctionDef) -> Iterator[tuple[str, cst.BaseExpression]]:
-    for node in _walk(function.body):
-        if isinstance(node, cst.Assign):
-            for target in node.targets:
-                dotted = dotted_name(target.target)
-                if dotted is not None and dotted.startswith("self.") and dotted.count(".") == 1:
-                    yield dotted[5:], node.value
-        elif isinstance(node, cst.AnnAssign) and node.value is not None:
-            dotted = dotted_name(node.target)
-            if dotted is not None and dotted.startswith("self.") and dotted.count(".") == 1:
-                yield dotted[5:], node.value
-
-
-def _self_calls(function: cst.FunctionDef) -> set[str]:
-    return {
-        node.func.attr.value
-        for node in _walk(function.body)
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and dotted_name(node.func.value) == "self"
-    }
-
-
-def _target_version(context: FileContext) -> tuple[int, ...] | None:
-    version = context.settings.target_torch_version
-    if not version or not re.match(r"^\d+(\.\d+)*$", version):
-        return None
-    return tuple(int(part) for part in version.split("."))
-
-
-def _lightning_seeds_workers(context: FileContext) -> bool:
-    """`seed_everything(..., workers=True)` in this module: Lightning then installs its own worker
-    seeding for the loaders it runs. (The program-wide check waits for the program model.)"""
-    code = context.source
-    if "seed_everything" not in code or "workers" not in code:
-        return False
-    for node in _walk(context.module):
-        if isinstance(node, cst.Call) and context.callee(node, WORKER_SEEDERS, _SEEDER_SHORT) is not None:
-            workers = argument(node, "workers", 1)
-            if workers is not None and literal(workers.value) is True:
-                return True
-    return False
-
-
-def _snake(name: str) -> str:
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
-
-
 @register
-class DataLoaderSharedWorkerRng(Rule):
+class DataLoaderSharedWorkerRng(ProgramRule):
     """A DataLoader with worker processes over a dataset that draws from a generator object created
     once: every worker starts from a copy of the same state, so workers produce the same random numbers
-    and results change with `num_workers`."""
+    and results change with `num_workers`.
+
+    A program rule: the dataset class is often defined, or built by a factory, in another module, so
+    the finding and its fix (in the DataLoader's module) come from the modules' dataset facts joined
+    through the program model."""
 
     code = "REP201"
     name = "dataloader-shared-worker-rng"
     fix_availability = FixAvailability.SOMETIMES
-    required_text = ("DataLoader",)
 
-    def __init__(self, context: FileContext) -> None:
-        super().__init__(context)
-        self._datasets: _Datasets | None = None
-        self._lightning: bool | None = None
+    def check(self, project: ProjectModel) -> Iterator[Finding]:
+        hazards = WorkerHazards(project)
+        for facts in project.modules.values():
+            datasets = facts.datasets
+            if datasets is None or not datasets.loaders or hazards.workers_seeded(facts.module):
+                continue
+            old_torch = hazards.old_torch(facts)
+            for site in datasets.loaders:
+                found = hazards.hazards(site, facts.module, old_torch)
+                if found:
+                    yield self._finding(project, facts, site, found)
 
-    def visit_Call(self, node: cst.Call) -> None:
-        if not is_dataloader(self.context, node) or has_star_args(node) or not workers_may_run(node):
-            return
-        if self._lightning is None:
-            self._lightning = _lightning_seeds_workers(self.context)
-        if _given(loader_argument(node, "worker_init_fn")) or self._lightning:
-            return
-        dataset = loader_argument(node, "dataset")
-        if dataset is None:
-            return
-        if self._datasets is None:
-            self._datasets = _Datasets(self.context)
-        version = _target_version(self.context)
-        old_torch = version is not None and version < (1, 9)
-        resolved = self._datasets.resolve(dataset.value)
-        hazards: dict[str, tuple[_Hazard, bool]] = {}
-        for cls, fixable in resolved:
-            hazard = self._datasets.hazard(cls, old_torch)
-            if hazard is not None:
-                previous = hazards.get(cls.name.value)
-                hazards[cls.name.value] = (hazard, fixable and (previous is None or previous[1]))
-        if not hazards:
-            return
-        name = min(hazards)
-        hazard, fixable = hazards[name]
+    def _finding(self, project: ProjectModel, facts: ModuleFacts, site: LoaderSite, found: dict[str, tuple[Hazard, bool]]) -> Finding:
+        qualname = min(found, key=lambda name: (name.rpartition(".")[2], name))
+        hazard, fixable = found[qualname]
+        name = hazard.class_name
         if hazard.generators:
             generator = hazard.generators[0]
             label = RNG_CONSTRUCTORS[generator.constructor]["label"]
-            owner = generator.name if generator.where == "module" else f"{name}.{generator.name}"
-            what = f"a copy of `{owner}` ({label}) in the same state, so the workers draw the same random numbers"
+            what = f"a copy of `{generator.owner(name)}` ({label}) in the same state, so the workers draw the same random numbers"
         else:
             what = (
                 f"numpy's global RNG in the same state (before torch 1.9 workers did not reseed numpy; "
                 f"`{name}` calls `{hazard.numpy_global}`), so the workers draw the same random numbers"
             )
-        fix = self._fix(node, hazard) if fixable and len(hazards) == 1 else None
-        self.report(
-            node,
-            f"DataLoader with worker processes and no `worker_init_fn` over `{name}`: every worker gets {what} "
+        where = "" if hazard.module == facts.module else f" (defined in {project.modules[hazard.module].path})"
+        fix = None
+        if fixable and len(found) == 1 and site.fix is not None:
+            fix = _worker_fix(site.fix, hazard, facts.module)
+        return Finding(
+            self.code,
+            self.name,
+            f"DataLoader with worker processes and no `worker_init_fn` over `{name}`{where}: every worker gets {what} "
             "and results change with `num_workers`; pass a `worker_init_fn` that reseeds it from "
             "`torch.utils.data.get_worker_info().seed`",
+            facts.path,
+            site.start,
+            site.end,
             fix,
         )
 
-    def _fix(self, node: cst.Call, hazard: _Hazard) -> PendingFix | None:
-        context = self.context
-        newline, indent = context.module.default_newline, context.module.default_indent
-        modules = ["torch"]
-        if hazard.numpy_global or any(RNG_CONSTRUCTORS[g.constructor].get("module") == "numpy" for g in hazard.generators):
-            modules.append("numpy")
-        names, import_edits = _import_edits(context, tuple(modules))
-        lines = [
-            "# Added by repro-lint (REP201): each DataLoader worker starts with a copy of the dataset's random",
-            "# generators in the same state; reseed them from the seed PyTorch gives each worker.",
-            f"info = {names['torch']}.utils.data.get_worker_info()",
+
+def _worker_fix(fix: WorkerFixPoint, hazard: Hazard, module: str) -> Fix | None:
+    """Add `worker_init_fn=seed_worker` and a module-level `seed_worker` reseeding each generator the
+    workers copy. A global of another module cannot be rebound from here: no fix then."""
+    if any(generator.where == "module" and generator.module != module for generator in hazard.generators):
+        return None
+    point = fix.function
+    newline, indent = point.newline, point.indent
+    names = {name: alias for name, alias, _, _ in point.imports}
+    needed = ["torch"]
+    if hazard.numpy_global or any(RNG_CONSTRUCTORS[g.constructor].get("module") == "numpy" for g in hazard.generators):
+        needed.append("numpy")
+    lines = [
+        "# Added by repro-lint (REP201): each DataLoader worker starts with a copy of the dataset's random",
+        "# generators in the same state; reseed them from the seed PyTorch gives each worker.",
+        f"info = {names['torch']}.utils.data.get_worker_info()",
+    ]
+    if any(generator.where != "module" for generator in hazard.generators):
+        lines += [
+            "dataset = info.dataset",
+            'while hasattr(dataset, "dataset"):  # Subset and random_split wrap the dataset',
+            f"{indent}dataset = dataset.dataset",
         ]
-        attributes = [g for g in hazard.generators if g.where != "module"]
-        if attributes:
-            lines += [
-                "dataset = info.dataset",
-                'while hasattr(dataset, "dataset"):  # Subset and random_split wrap the dataset',
-                f"{indent}dataset = dataset.dataset",
-            ]
-        for generator in hazard.generators:
-            entry = RNG_CONSTRUCTORS[generator.constructor]
-            target = generator.name if generator.where == "module" else f"dataset.{generator.name}"
-            seed = "info.seed"
-            if entry["reseed"] == "rebind":
-                if generator.where == "module":
-                    lines.append(f"global {generator.name}")
-                value = entry["code"].format(module=names.get("numpy", "numpy"), seed=seed)
-                lines.append(f"{target} = {value}")
-            else:
-                lines.append(entry["code"].format(target=target, seed=seed))
-        if hazard.numpy_global:
-            lines.append(f"{names['numpy']}.random.seed(info.seed % 2**32)")
-        body = newline.join(f"{indent}{line}" for line in lines)
-        code = "def {name}(worker_id):" + newline + body.replace("{", "{{").replace("}", "}}") + newline
-        placement = WorkerFunction(context)
-        chosen = placement.name_for(code, ("seed_worker", f"seed_{_snake(hazard.cls.name.value)}_worker"))
-        if chosen is None:
-            return None
-        function, exists = chosen
-        edits = [replace_in_place(context, node, with_keyword(node, "worker_init_fn", function))]
-        if not exists:
-            edits += [edit for edit in import_edits]
-            edits.append(placement.insertion(code.format(name=function)))
-        return PendingFix(Applicability.UNSAFE, f"Add `worker_init_fn={function}` reseeding the dataset's generators", _merge(edits))
+    for generator in hazard.generators:
+        entry = RNG_CONSTRUCTORS[generator.constructor]
+        target = generator.path if generator.where == "module" else f"dataset.{generator.path}"
+        if entry["reseed"] == "rebind":
+            if generator.where == "module":
+                lines.append(f"global {generator.path}")
+            lines.append(f"{target} = {entry['code'].format(module=names['numpy'], seed='info.seed')}")
+        else:
+            lines.append(entry["code"].format(target=target, seed="info.seed"))
+    if hazard.numpy_global:
+        lines.append(f"{names['numpy']}.random.seed(info.seed % 2**32)")
+    body = "".join(f"{indent}{line}{newline}" for line in lines)
+    chosen = _worker_name(point, body, ("seed_worker", f"seed_{snake(hazard.class_name)}_worker"))
+    if chosen is None:
+        return None
+    function, exists = chosen
+    call = Edit(fix.call.start, fix.call.end, fix.call.content.replace(WORKER_NAME, function))
+    inserted: dict[Insertion, str] = {}
+    if not exists:
+        for module_name, _, at, line in point.imports:
+            if module_name in needed and at is not None:
+                inserted[at] = inserted.get(at, "") + line
+        code = f"def {function}(worker_id):{newline}{body}"
+        text = f"{newline}{newline}{code}" if point.after_anchor else f"{code}{newline}{newline}"
+        inserted[point.at] = inserted.get(point.at, "") + text
+    edits = [call, *(_inserted(point, at, text) for at, text in inserted.items())]
+    return Fix(Applicability.UNSAFE, f"Add `worker_init_fn={function}` reseeding the dataset's generators", tuple(edits))
+
+
+def _worker_name(point: WorkerFunctionPoint, body: str, preferred: tuple[str, ...]) -> tuple[str, bool] | None:
+    """A name for the worker function: an existing identical function is reused (True), else the
+    first name nothing binds yet (False)."""
+    existing = dict(point.existing)
+    for name in preferred:
+        if name in existing:
+            if existing[name].strip() == f"def {name}(worker_id):{point.newline}{body}".strip():
+                return name, True
+            continue
+        if name not in point.bound:
+            return name, False
+    return None
+
+
+def _inserted(point: WorkerFunctionPoint, at: Insertion, text: str) -> Edit:
+    if at.at_end:
+        return Edit(point.end, point.end, point.newline + text.removesuffix(point.newline))
+    position = Position(at.line, 0)
+    return Edit(position, position, text)
 
 
 # --- REP206: the PyTorch notes' worker recipe (opt-in) -----------------------------------------------
@@ -515,7 +190,7 @@ class DataLoaderMissingWorkerInit(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         if not is_dataloader(self.context, node) or has_star_args(node) or not workers_may_run(node):
             return
-        if _given(loader_argument(node, "worker_init_fn")):
+        if given(loader_argument(node, "worker_init_fn")):
             return
         self.report(
             node,
@@ -530,7 +205,7 @@ class DataLoaderMissingWorkerInit(Rule):
         # numpy is seeded only where the module already uses it: importing it could fail elsewhere.
         uses_numpy = context.module_alias("numpy") is not None or re.search(r"^\s*(import|from)\s+numpy\b", context.source, re.MULTILINE)
         modules = ("torch", "numpy", "random") if uses_numpy else ("torch", "random")
-        names, import_edits = _import_edits(context, modules)
+        names, imports = import_edits(context, modules)
         seeded = "numpy and random" if uses_numpy else "random module"
         lines = [
             "# Added by repro-lint (REP206): the PyTorch reproducibility recipe, seeding each worker's",
@@ -542,7 +217,7 @@ class DataLoaderMissingWorkerInit(Rule):
         lines.append(f"{names['random']}.seed(worker_seed)")
         code = "def {name}(worker_id):" + newline + newline.join(f"{indent}{line}" for line in lines) + newline
         placement = WorkerFunction(context)
-        functions = _module_functions(context.module)
+        functions = module_functions(context.module)
         if "seed_worker" in functions:
             function, exists = "seed_worker", True  # the user's own recipe, or one added earlier
         else:
@@ -552,9 +227,9 @@ class DataLoaderMissingWorkerInit(Rule):
             function, exists = chosen
         edits = [replace_in_place(context, node, with_keyword(node, "worker_init_fn", function))]
         if not exists:
-            edits += import_edits
+            edits += imports
             edits.append(placement.insertion(code.format(name=function)))
-        return PendingFix(Applicability.UNSAFE, f"Add `worker_init_fn={function}` (PyTorch's recipe)", _merge(edits))
+        return PendingFix(Applicability.UNSAFE, f"Add `worker_init_fn={function}` (PyTorch's recipe)", merge(edits))
 
 
 # --- REP202: shuffling from torch's global RNG ------------------------------------------------------
@@ -571,7 +246,7 @@ class DataLoaderMissingGenerator(Rule):
     required_text = ("DataLoader",)
 
     def visit_Call(self, node: cst.Call) -> None:
-        if not is_dataloader(self.context, node) or has_star_args(node) or _given(loader_argument(node, "generator")):
+        if not is_dataloader(self.context, node) or has_star_args(node) or given(loader_argument(node, "generator")):
             return
         shuffle = loader_argument(node, "shuffle")
         if shuffle is not None and literal(shuffle.value) not in (False, None, 0):
@@ -669,14 +344,36 @@ class DistributedSamplerWithoutSetEpoch(Rule):
         epoch_loop = self._epoch_loop(index, loaders)
         if epoch_loop is None:
             return
-        loop, _ = epoch_loop
-        fix = self._fix(index, node, loop, holders, loader_holders)
+        loop, site, parameter = epoch_loop
+        fix = self._fix(index, node, loop, holders, loader_holders) if parameter is None else self._fix(index, node, loop, [], [parameter])
+        helper = self._imported_helper(index, site)
+        where = f" (nor anywhere on the program's path; {HANDED_NOTE}, `{helper}`)" if helper else ""
         self.report(
             node,
-            "DistributedSampler shuffles with `seed + epoch`, but `set_epoch` is never called on it: every epoch "
-            "sees the same order; call `sampler.set_epoch(epoch)` at the start of each epoch",
+            f"DistributedSampler shuffles with `seed + epoch`, but `set_epoch` is never called on it{where}: every "
+            "epoch sees the same order; call `sampler.set_epoch(epoch)` at the start of each epoch",
             fix,
         )
+
+    @classmethod
+    def program_condition_for(cls, finding: Finding) -> tuple[str, ...]:
+        # The loader goes to a function of another module, which may call set_epoch itself.
+        return ("epochs_unset",) if HANDED_NOTE in finding.message else ()
+
+    def _imported_helper(self, index: ModuleIndex, site: cst.CSTNode) -> str | None:
+        """The imported function the loader is handed to in the epoch loop (`train_one_epoch(loader)`
+        with `from engine import train_one_epoch`), as the code names it."""
+        arg = index.parent(site)
+        call = index.parent(arg) if arg is not None else None
+        if not (isinstance(arg, cst.Arg) and isinstance(call, cst.Call)):
+            return None
+        if any(isinstance(loop, cst.For) and index.contains(loop.iter, call) for loop in index.ancestors(call)):
+            return None  # `for batch in tqdm(loader)`: a wrapper the batch loop iterates
+        names = self.context.resolver.resolve(call.func, scope_chain(index, call))
+        own = (self.context.module_name + ".", "builtins.")
+        if names and not any(name.startswith(own) for name in names):
+            return dotted_name(call.func)
+        return None
 
     def _loaders(self, index: ModuleIndex, sampler: cst.Call, holders: list[str]) -> list[tuple[cst.Call, list[str]]]:
         """The DataLoaders built with this sampler, and the names each is held in."""
@@ -713,8 +410,12 @@ class DistributedSamplerWithoutSetEpoch(Rule):
                 return True
         return False
 
-    def _epoch_loop(self, index: ModuleIndex, loaders: list[tuple[cst.Call, list[str]]]) -> tuple[cst.CSTNode, cst.CSTNode] | None:
-        """A loop around an iteration of the loader (or around a call it is handed to), in the same function."""
+    def _epoch_loop(
+        self, index: ModuleIndex, loaders: list[tuple[cst.Call, list[str]]]
+    ) -> tuple[cst.CSTNode, cst.CSTNode, str | None] | None:
+        """A loop around an iteration of the loader (or around a call it is handed to) in the same
+        function, or in a function of this module the loader is handed to (then with the parameter
+        that holds the loader there)."""
         sites: list[cst.CSTNode] = []
         for call, names in loaders:
             sites.append(call)
@@ -729,20 +430,47 @@ class DistributedSamplerWithoutSetEpoch(Rule):
                 if sum(index.role(node) == "bind" for node in mine) > 1:
                     continue  # rebound (`loader = accelerator.prepare(loader)`): the loop may iterate another object
                 sites.extend(node for node in mine if index.role(node) == "use")
-        for site in sorted(sites, key=index.order):
-            batch_loop: cst.CSTNode | None = None
-            consumed = False
-            for ancestor in index.ancestors(site):
-                if isinstance(ancestor, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
-                    break
-                if isinstance(ancestor, (cst.Arg, cst.For)):
-                    consumed = True
-                if isinstance(ancestor, cst.For) and index.contains(ancestor.iter, site):
-                    batch_loop = ancestor
-                    continue
-                if isinstance(ancestor, (cst.For, cst.While)) and consumed and ancestor is not batch_loop:
-                    return ancestor, site
+        pending: list[tuple[cst.CSTNode, str | None]] = [(site, None) for site in sorted(sites, key=index.order)]
+        visited: set[tuple[cst.FunctionDef, str]] = set()
+        while pending:
+            handed: list[tuple[cst.CSTNode, str | None]] = []
+            for site, parameter in pending:
+                loop = _loop_around(index, site)
+                if loop is not None:
+                    return loop, site, parameter
+                callee = self._local_callee(index, site)
+                if callee is not None and callee not in visited and len(visited) < 8:
+                    visited.add(callee)
+                    handed.extend((use, callee[1]) for use in _parameter_uses(index, *callee))
+            pending = handed
         return None
+
+    def _local_callee(self, index: ModuleIndex, site: cst.CSTNode) -> tuple[cst.FunctionDef, str] | None:
+        """The function of this module that `site` is handed to as an argument (`train(loader)`,
+        `self.fit(loader)`), and the parameter that receives it."""
+        arg = index.parent(site)
+        call = index.parent(arg) if arg is not None else None
+        if not (isinstance(arg, cst.Arg) and arg.value is site and isinstance(call, cst.Call)):
+            return None
+        function: cst.FunctionDef | None = None
+        if isinstance(call.func, cst.Name) and not index.binds_locally(index.scope(call), call.func.value):
+            function = module_functions(self.context.module).get(call.func.value)
+            skip = 0
+        elif isinstance(call.func, cst.Attribute) and dotted_name(call.func.value) == "self":
+            owner = owning_class(index, call)
+            methods = [statement for statement in owner.body.body if isinstance(statement, cst.FunctionDef)] if owner else []
+            function = next((method for method in methods if method.name.value == call.func.attr.value), None)
+            skip = 1
+        if function is None or any(other.star for other in call.args):
+            return None
+        parameters = list(function.params.params)[skip:]
+        if arg.keyword is not None:
+            named = [*parameters, *function.params.kwonly_params]
+            found = next((param for param in named if param.name.value == arg.keyword.value), None)
+        else:
+            position = [other for other in call.args if other.keyword is None].index(arg)
+            found = parameters[position] if position < len(parameters) else None
+        return (function, found.name.value) if found is not None else None
 
     def _fix(
         self, index: ModuleIndex, sampler: cst.Call, loop: cst.CSTNode, holders: list[str], loader_holders: list[str]
@@ -753,9 +481,10 @@ class DistributedSamplerWithoutSetEpoch(Rule):
         receiver = next((holder for holder in holders if _visible(index, holder, scope, loop)), None)
         optional = receiver is not None and not isinstance(index.parent(sampler), (cst.Assign, cst.AnnAssign))
         if receiver is None:
-            # The loader's sampler is only certainly a DistributedSampler when it was built inline.
+            # The loader's sampler is certainly a DistributedSampler only when it was built inline or
+            # assigned without a condition.
             loader = next((holder for holder in loader_holders if _visible(index, holder, scope, loop)), None)
-            if loader is None or not isinstance(index.parent(sampler), cst.Arg):
+            if loader is None or not isinstance(index.parent(sampler), (cst.Arg, cst.Assign, cst.AnnAssign)):
                 return None
             receiver = f"{loader}.sampler"
         first = loop.body.body[0]
@@ -768,6 +497,31 @@ class DistributedSamplerWithoutSetEpoch(Rule):
         else:
             text = f"{indent}{call}{module.default_newline}"
         return PendingFix(Applicability.UNSAFE, f"Call `{call}` at the start of each epoch", (NodeEdit(first, text, "line_before"),))
+
+
+def _loop_around(index: ModuleIndex, site: cst.CSTNode) -> cst.CSTNode | None:
+    """A loop in the site's own function around an iteration of it, or around a call it is handed to."""
+    batch_loop: cst.CSTNode | None = None
+    consumed = False
+    for ancestor in index.ancestors(site):
+        if isinstance(ancestor, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            return None
+        if isinstance(ancestor, (cst.Arg, cst.For)):
+            consumed = True
+        if isinstance(ancestor, cst.For) and index.contains(ancestor.iter, site):
+            batch_loop = ancestor
+            continue
+        if isinstance(ancestor, (cst.For, cst.While)) and consumed and ancestor is not batch_loop:
+            return ancestor
+    return None
+
+
+def _parameter_uses(index: ModuleIndex, function: cst.FunctionDef, parameter: str) -> list[cst.CSTNode]:
+    """Where a function reads a parameter it never rebinds."""
+    mine = [node for node in index.occurrences(parameter) if index.scope(node) is function]
+    if sum(index.role(node) == "bind" for node in mine) > 1:
+        return []
+    return [node for node in mine if index.role(node) == "use"]
 
 
 def _holders(index: ModuleIndex, call: cst.Call) -> list[str]:
