@@ -14,8 +14,8 @@ Which rules run:
   means "repro-lint's codes", as flake8 users write it to pick a plugin, so it keeps opt-in rules off.
 flake8 then applies its own `--select`/`--ignore` and `# noqa` to what the plugin reports. The engine
 still honours repro-lint's own `# noqa` and `# repro-lint: noqa` comments (same `# noqa: REP301` and
-prefix syntax as flake8's), so a comment either tool honours silences the finding; flake8's
-`--disable-noqa` cannot bring back a finding the engine silenced.
+prefix syntax as flake8's), so a comment either tool honours silences the finding; with flake8's
+`--disable-noqa` the engine honours none of them either, so every finding comes back.
 """
 
 from __future__ import annotations
@@ -60,33 +60,35 @@ def _absolute(display: str) -> Path:
 
 @lru_cache(maxsize=8)
 def _project_findings(
-    root: Path, settings: Settings, config_dir: Path | None
+    root: Path, settings: Settings, config_dir: Path | None, honour_noqa: bool
 ) -> tuple[frozenset[Path], dict[Path, tuple[Finding, ...]]]:
     """Lint a whole project once per flake8 process: (the files it covered, their findings by file).
     `config_dir` is part of the cache key because Settings leave it out of their equality."""
     covered = frozenset(source.path for source in discover([root], settings))
     by_file: dict[Path, list[Finding]] = {}
-    for finding in lint_paths([root], settings).findings:
+    for finding in lint_paths([root], settings, honour_noqa=honour_noqa).findings:
         by_file.setdefault(_absolute(finding.path), []).append(finding)
     return covered, {path: tuple(findings) for path, findings in by_file.items()}
 
 
-def findings_for(path: Path, settings: Settings) -> list[Finding]:
+def findings_for(path: Path, settings: Settings, honour_noqa: bool = True) -> list[Finding]:
     """The findings `repro-lint check PATH` reports for one file, PATH absolute."""
     root = project_root(path.parent)
     if root is not None:
-        covered, by_file = _project_findings(root, settings, settings.config_dir)
+        covered, by_file = _project_findings(root, settings, settings.config_dir, honour_noqa)
         if path in covered:
             return list(by_file.get(path, ()))
     # Outside a project, or a file the project walk skips (excluded, git-ignored): as the CLI does
     # for a file named on its command line.
-    return [finding for finding in lint_paths([path], settings).findings if _absolute(finding.path) == path]
+    found = lint_paths([path], settings, honour_noqa=honour_noqa).findings
+    return [finding for finding in found if _absolute(finding.path) == path]
 
 
 class Plugin:
     name = "repro-lint"
     version = _VERSION
     opt_in: tuple[str, ...] = ()
+    honour_noqa = True
 
     def __init__(self, tree: ast.AST, filename: str, lines: Sequence[str]) -> None:
         # `tree` is unused (the engine parses with LibCST), but flake8 only runs plugins that ask for
@@ -99,6 +101,7 @@ class Plugin:
         """Called once per flake8 run (and per worker process): a new run must not see the findings of
         files as an earlier run in the same process (flake8's legacy API, an editor) found them."""
         cls.opt_in = opt_in_codes_selected([*(options.select or ()), *(options.extend_select or ())])
+        cls.honour_noqa = not options.disable_noqa
         _project_findings.cache_clear()
 
     def _settings(self, path: Path) -> Settings:
@@ -114,10 +117,10 @@ class Plugin:
         path = Path(self.filename)
         if path.is_file():
             absolute = path.resolve()
-            findings = findings_for(absolute, self._settings(absolute))
+            findings = findings_for(absolute, self._settings(absolute), self.honour_noqa)
         else:
             # Standard input (`flake8 -`): lint the text flake8 read, as a program of its own.
-            findings = lint_source("".join(self.lines), self.filename, self._settings(Path.cwd()))
+            findings = lint_source("".join(self.lines), self.filename, self._settings(Path.cwd()), honour_noqa=self.honour_noqa)
         for finding in findings:
             # flake8 wants 0-based columns from plugins (it prints column + 1), as Position has them.
             yield finding.start.line, finding.start.column, f"{finding.code} {finding.message}", type(self)

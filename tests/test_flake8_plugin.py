@@ -157,6 +157,20 @@ def test_flake8_noqa(project):
     assert {code for path, _, _, code, _ in cli(project, "skipped.py")} == {"REP203", "REP301"}
 
 
+def test_disable_noqa_brings_back_what_a_noqa_comment_silenced(project):
+    # `# repro-lint: noqa` is repro-lint's file-level directive, honoured by the engine, not by flake8.
+    write(project, {"split.py": SPLIT.format(noqa="  # noqa: REP301"), "skipped.py": "# repro-lint: noqa\n" + SPLIT.format(noqa="")})
+    files = ["split.py", "skipped.py"]
+    assert {(path, code) for path, _, _, code, _ in flake8(project, "--isolated", "--select", "REP", *files)} == {("split.py", "REP203")}
+    everything = flake8(project, "--isolated", "--select", "REP", "--disable-noqa", *files)
+    assert {(path, code) for path, _, _, code, _ in everything} == {
+        ("split.py", "REP203"), ("split.py", "REP301"), ("skipped.py", "REP203"), ("skipped.py", "REP301")
+    }  # fmt: skip
+    # The same positions and messages as the CLI reports once the comments are gone.
+    write(project, {"split.py": SPLIT.format(noqa="")})
+    assert {row for row in everything if row[0] == "split.py"} == cli(project, "split.py")
+
+
 def test_opt_in_rules_need_an_explicit_selection(project):
     write(project, {"loader.py": LOADER})
     assert flake8(project, "--isolated", "--select", "REP", "loader.py") == set()

@@ -18,7 +18,7 @@ from repro_lint.api import fix_source
 from repro_lint.cli import main
 from repro_lint.config import Settings
 from repro_lint.output import github, sarif
-from repro_lint.pages import page_text
+from repro_lint.pages import REPOSITORY_URL, page_text, page_url
 from repro_lint.registry import REGISTRY
 from repro_lint.rules.base import Finding
 from repro_lint.source import Position
@@ -112,14 +112,16 @@ def test_sarif_rules_come_from_the_rule_pages(repo):
     )
     assert rule["fullDescription"]["text"].startswith(rule["shortDescription"]["text"] + " A value that is not a literal")
     assert rule["help"]["markdown"] == rule["help"]["text"] == page_text("REP301")
-    # The page link is a path inside this repository, and SARIF's helpUri must be an absolute URI.
-    assert "helpUri" not in rule
+    # SARIF's helpUri must be absolute: the page in the repository, at the installed version's tag.
+    version = metadata.version("repro-lint")
+    assert rule["helpUri"] == f"{REPOSITORY_URL}/blob/v{version}/rules/REP301.md" == page_url("REP301")
+    _, out, _ = check("--output-format", "json", ".")
+    assert {finding["url"] for finding in json.loads(out)} == {page_url("REP203"), page_url("REP301")}
 
 
-def test_sarif_help_uri_when_the_page_has_an_absolute_address(monkeypatch):
-    monkeypatch.setattr(sarif, "page_url", lambda code: f"https://example.org/rules/{code}")
-    descriptor = sarif.rule_descriptor("REP301")
-    assert descriptor["helpUri"] == "https://example.org/rules/REP301"
+def test_the_readme_names_the_same_repository():
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    assert f"- repo: {REPOSITORY_URL}" in readme
 
 
 def test_sarif_rule_without_a_page_falls_back_to_its_name(monkeypatch):

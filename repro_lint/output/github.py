@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from repro_lint.output.json_output import finding_object
+from repro_lint.output.json_output import cell_location, finding_object
 from repro_lint.rules.base import Finding
 
 
@@ -21,16 +21,16 @@ def escape_property(text: str) -> str:
 
 def annotation(finding: Finding) -> str:
     data = finding_object(finding)  # 1-based columns, as GitHub wants
-    properties = {
-        "file": finding.path,
-        "line": data["line"],
-        "col": data["column"],
-        "endLine": data["end_line"],
-        "endColumn": data["end_column"],
-        "title": f"{finding.code} {finding.name}",
-    }
+    properties: dict[str, object] = {"file": finding.path}
+    message = finding.message
+    if finding.cell is None:
+        properties.update(line=data["line"], col=data["column"], endLine=data["end_line"], endColumn=data["end_column"])
+    else:
+        # Cell lines are not lines of the .ipynb file: a file-level annotation that names the cell.
+        message = f"{cell_location(finding)}: {message}"
+    properties["title"] = f"{finding.code} {finding.name}"
     listed = ",".join(f"{key}={escape_property(str(value))}" for key, value in properties.items())
-    return f"::error {listed}::{escape_data(finding.message)}"
+    return f"::error {listed}::{escape_data(message)}"
 
 
 def render(findings: Sequence[Finding]) -> str:

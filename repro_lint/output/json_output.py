@@ -30,12 +30,17 @@ def finding_object(finding: Finding) -> dict[str, object]:
         "column": finding.start.column + 1,
         "end_line": finding.end.line,
         "end_column": finding.end.column + 1,
-        "cell": None,
+        "cell": finding.cell,
         "fix": None
         if fix is None
         else {"applicability": fix.applicability.value, "message": fix.message, "edits": [_edit(edit) for edit in fix.edits]},
         "url": page_url(finding.code),
     }
+
+
+def cell_location(finding: Finding) -> str:
+    """Where a notebook finding is, for formats whose positions count the file's lines."""
+    return f"cell {finding.cell}, line {finding.start.line}, column {finding.start.column + 1}"
 
 
 def render(findings: Sequence[Finding]) -> str:

@@ -8,9 +8,9 @@ import re
 from collections.abc import Mapping, Sequence
 from importlib import metadata
 from pathlib import PurePosixPath
-from urllib.parse import quote, urlparse
+from urllib.parse import quote
 
-from repro_lint.output.json_output import finding_object
+from repro_lint.output.json_output import cell_location, finding_object
 from repro_lint.pages import page_text, page_url
 from repro_lint.registry import REGISTRY
 from repro_lint.rules.base import Finding
@@ -41,11 +41,6 @@ def _descriptions(code: str) -> tuple[str, str, str | None]:
     return _SENTENCE_END.split(full, maxsplit=1)[0], full, page
 
 
-def _absolute_uri(uri: str) -> bool:
-    # SARIF wants helpUri absolute; a page path relative to this checkout means nothing to a viewer.
-    return bool(urlparse(uri).scheme)
-
-
 def rule_descriptor(code: str) -> dict[str, object]:
     short, full, page = _descriptions(code)
     descriptor: dict[str, object] = {
@@ -57,9 +52,7 @@ def rule_descriptor(code: str) -> dict[str, object]:
     }
     if page is not None:
         descriptor["help"] = {"text": page, "markdown": page}
-    url = page_url(code)
-    if _absolute_uri(url):
-        descriptor["helpUri"] = url
+    descriptor["helpUri"] = page_url(code)
     return descriptor
 
 
@@ -97,22 +90,25 @@ def _fix(fix: Mapping[str, object], location: dict[str, str]) -> dict[str, objec
 def result(finding: Finding, rule_index: int) -> dict[str, object]:
     data = finding_object(finding)
     location = {"uri": artifact_uri(finding.path)}
+    region = _region(data["line"], data["column"], data["end_line"], data["end_column"])
+    message = finding.message
+    if finding.cell is not None:
+        # A notebook's cell lines are not lines of the .ipynb file a viewer shows: the region is
+        # the file's first line, as Ruff does, and the message and properties say where in the cell.
+        message = f"{cell_location(finding)}: {message}"
+        region = {"startLine": 1}
     sarif: dict[str, object] = {
         "ruleId": finding.code,
         "ruleIndex": rule_index,
         "level": LEVEL,
-        "message": {"text": finding.message},
-        "locations": [
-            {
-                "physicalLocation": {
-                    "artifactLocation": location,
-                    "region": _region(data["line"], data["column"], data["end_line"], data["end_column"]),
-                }
-            }
-        ],
+        "message": {"text": message},
+        "locations": [{"physicalLocation": {"artifactLocation": location, "region": region}}],
     }
     fix = data["fix"]
-    if isinstance(fix, dict):
+    if finding.cell is not None:
+        sarif["properties"] = {key: data[key] for key in ("cell", "line", "column", "end_line", "end_column")}
+    elif isinstance(fix, dict):
+        # Replacements count lines of the file; in a notebook they would land in its JSON.
         sarif["fixes"] = [_fix(fix, location)]
     return sarif
 

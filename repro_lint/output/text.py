@@ -9,7 +9,8 @@ from repro_lint.rules.base import Applicability, Finding
 
 
 def finding_line(finding: Finding) -> str:
-    return f"{finding.path}:{finding.start.line}:{finding.start.column + 1}: {finding.code} {finding.message}"
+    cell = f"cell {finding.cell}:" if finding.cell is not None else ""
+    return f"{finding.path}:{cell}{finding.start.line}:{finding.start.column + 1}: {finding.code} {finding.message}"
 
 
 def _plural(count: int) -> str:

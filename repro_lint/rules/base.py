@@ -54,6 +54,8 @@ class Finding:
     start: Position
     end: Position
     fix: Fix | None = None
+    # In a notebook, the cell (1-based among all its cells) that `start` and `end` count lines in.
+    cell: int | None = None
 
     @property
     def sort_key(self) -> tuple[str, int, int, str, str]:

@@ -40,6 +40,10 @@ def scanner_for(path: str) -> Scanner | None:
 
 def validator_for(path: str) -> Callable[[str], bool] | None:
     """What a fixed text must pass before the fix is kept (the file still parses)."""
+    from repro_lint.sources import notebook
+
+    if notebook.is_notebook(path):
+        return notebook.parses
     handlers = _handlers(path)
     return handlers[1] if handlers else None
 

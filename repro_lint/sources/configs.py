@@ -230,5 +230,5 @@ def _suppressions(text: str, scalars: list[tuple[int, int]]) -> Suppressions:
             continue
         at = index.position(start)
         own_line = not index.line_text(at.line)[: at.column].strip()
-        suppressions.add_comment(at.line, match.group(), own_line)
+        suppressions.add_comment(at.line, at.column, match.group(), own_line)
     return suppressions

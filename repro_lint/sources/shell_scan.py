@@ -60,19 +60,11 @@ def _suppressions(text: str, comments: Sequence[Comment], commands: Sequence[Com
     would end the command), so a comment after its last line covers all its lines."""
     index = LineIndex(text)
     suppressions = Suppressions()
-    trailing: dict[int, str] = {}
     for comment in comments:
         at = index.position(comment.start)
         own_line = not index.line_text(at.line)[: at.column].strip()
-        body = text[comment.start : comment.end]
-        suppressions.add_comment(at.line, body, own_line)
-        if not own_line:
-            trailing[at.line] = body
+        suppressions.add_comment(at.line, at.column, text[comment.start : comment.end], own_line)
     for command in commands:
         first, last = index.position(command.start).line, index.position(command.end).line
-        if last > first and last in trailing and last in suppressions.by_line:
-            codes = suppressions.by_line[last]
-            for line in range(first, last):
-                mine = suppressions.by_line.get(line, frozenset())
-                suppressions.by_line[line] = None if codes is None or mine is None else mine | codes
+        suppressions.cover(range(first, last), last)
     return suppressions
