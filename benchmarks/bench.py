@@ -1,75 +1,205 @@
 """Time repro-lint against references measured in the same run, on trees you provide.
 
-    python benchmarks/bench.py TREE [TREE ...] [--repeat 3]
+    python benchmarks/bench.py TREE [TREE ...] --flake8 FLAKE8 --torchfix FLAKE8_WITH_TORCHFIX
+        [--jobs 2] [--repeat 3] [--scaling] [--skip-warm]
 
-References, each run in a fresh process like repro-lint itself:
-  parse   libcst.parse_module on every .py file of the tree (what any LibCST linter pays at least)
-  flake8  `flake8` with its default plugins, when installed
+Each tree is copied to a temporary folder first (the cache and the one-file edit never touch it).
+Measured per tree, every command in a fresh process, median of --repeat runs:
+  repro-lint cold       `check` on the tree after `repro-lint clean` (--jobs processes)
+  parse                 libcst.parse_module on every .py file on --jobs processes (parse_all.py)
+  flake8                FLAKE8 with its default plugins only (give a venv holding just flake8, since
+                        repro-lint registers a flake8 plugin in its own environment)
+  torchfix              FLAKE8_WITH_TORCHFIX --select TOR (a venv with `pip install torchfix`)
+  warm, unchanged       `check` again with the cache filled
+  warm, one changed     the same after appending a comment to one file (a different one each run)
+  pre-commit            `check ONE_FILE` from the tree's root, cold: what a pre-commit hook pays
+  tree + copy           (--scaling) cold `check` on a folder holding the tree twice
+Peak memory is the largest resident set of any one process of the command (ru_maxrss of children).
 
-The script fetches nothing. Get trees with, for example,
-`pip download --no-deps --no-binary :all: transformers==5.23.0` (unpack the sdist) or a clone of
-pytorch/examples. It prints, per tree, the median wall time of each command and its ratio to repro-lint.
+The script fetches nothing. Get the trees with
+  pip download --no-deps --no-binary :all: transformers==5.23.0   (then unpack the .tar.gz)
+  git clone https://github.com/pytorch/examples
+and the references with
+  python -m venv /tmp/flake8-venv && /tmp/flake8-venv/bin/pip install flake8
+  python -m venv /tmp/torchfix-venv && /tmp/torchfix-venv/bin/pip install torchfix
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
 import subprocess
 import sys
-import time
+import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
-_PARSE_ALL = """
-import sys
-from pathlib import Path
-import libcst
-for path in sorted(Path(sys.argv[1]).rglob("*.py")):
-    try:
-        libcst.parse_module(path.read_text(encoding="utf-8"))
-    except Exception:
-        pass
+HERE = Path(__file__).resolve().parent
+
+# Runs a command and reports its wall time and the peak resident set of its largest process.
+_MEASURE = """
+import json, resource, subprocess, sys, time
+start = time.perf_counter()
+subprocess.run(sys.argv[2:], cwd=sys.argv[1], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+seconds = time.perf_counter() - start
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps({"seconds": seconds, "cpu": usage.ru_utime + usage.ru_stime, "peak_kb": usage.ru_maxrss}))
 """
 
 
-def _time(command: list[str], repeat: int) -> float:
-    runs = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-        runs.append(time.perf_counter() - start)
-    return statistics.median(runs)
+@dataclass
+class Row:
+    tree: str
+    files: int
+    name: str
+    seconds: float
+    cpu: float
+    peak_mb: float
 
 
-def _commands(tree: Path) -> dict[str, list[str]]:
-    commands = {
-        "repro-lint": [sys.executable, "-m", "repro_lint", "check", "--exit-zero", "--quiet", str(tree)],
-        "parse": [sys.executable, "-c", _PARSE_ALL, str(tree)],
-    }
-    if shutil.which("flake8") or _has_module("flake8"):
-        commands["flake8"] = [sys.executable, "-m", "flake8", "--exit-zero", "-q", str(tree)]
-    return commands
+Run = tuple[float, float, float]  # wall seconds, CPU seconds of all its processes, peak MB
 
 
-def _has_module(name: str) -> bool:
-    return subprocess.run([sys.executable, "-c", f"import {name}"], capture_output=True).returncode == 0
+def _measure(command: list[str], cwd: Path) -> Run:
+    output = subprocess.run([sys.executable, "-c", _MEASURE, str(cwd), *command], capture_output=True, text=True, check=True)
+    found = json.loads(output.stdout)
+    return found["seconds"], found["cpu"], found["peak_kb"] / 1024
+
+
+def _median(runs: list[Run]) -> Run:
+    return (
+        statistics.median(run[0] for run in runs),
+        statistics.median(run[1] for run in runs),
+        max(run[2] for run in runs),
+    )
+
+
+def _repro_lint(*arguments: str) -> list[str]:
+    return [sys.executable, "-m", "repro_lint", *arguments]
+
+
+def _check(jobs: int, target: str) -> list[str]:
+    return _repro_lint("check", "--jobs", str(jobs), "--exit-zero", "--quiet", target)
+
+
+def _clean(tree: Path) -> None:
+    subprocess.run(_repro_lint("clean", str(tree)), capture_output=True, check=True)
+
+
+def _one_file(tree: Path) -> Path:
+    """A file of median size: what a typical commit touches."""
+    files = sorted(tree.rglob("*.py"), key=lambda path: (path.stat().st_size, path.as_posix()))
+    return files[len(files) // 2]
+
+
+class Bench:
+    def __init__(self, jobs: int, repeat: int, flake8: str | None, torchfix: str | None) -> None:
+        self.jobs, self.repeat, self.flake8, self.torchfix = jobs, repeat, flake8, torchfix
+        self.rows: list[Row] = []
+
+    def _add(self, tree: Path, files: int, name: str, runs: list[Run]) -> None:
+        seconds, cpu, peak = _median(runs)
+        self.rows.append(Row(tree.name, files, name, seconds, cpu, peak))
+        print(f"  {name}: {seconds:.2f} s, {cpu:.2f} CPU s, {peak:.0f} MB", file=sys.stderr, flush=True)
+
+    def _cold(self, tree: Path) -> list[Run]:
+        runs = []
+        for _ in range(self.repeat):
+            _clean(tree)
+            runs.append(_measure(_check(self.jobs, "."), tree))
+        return runs
+
+    def tree(self, original: Path, scaling: bool, warm: bool) -> None:
+        with tempfile.TemporaryDirectory(prefix="repro-lint-bench-") as scratch:
+            tree = Path(scratch) / original.name
+            shutil.copytree(original, tree, symlinks=True, ignore=shutil.ignore_patterns(".repro_lint_cache"))
+            files = sum(1 for _ in tree.rglob("*.py"))
+            print(f"{original.name}: {files} files", file=sys.stderr, flush=True)
+            self._add(tree, files, "repro-lint cold", self._cold(tree))
+            parse = [sys.executable, str(HERE / "parse_all.py"), ".", str(self.jobs)]
+            self._add(tree, files, f"parse ({self.jobs} processes)", [_measure(parse, tree) for _ in range(self.repeat)])
+            if self.flake8:
+                command = [self.flake8, "--exit-zero", "-q", "--jobs", str(self.jobs), "."]
+                self._add(tree, files, "flake8 (default plugins)", [_measure(command, tree) for _ in range(self.repeat)])
+            if self.torchfix:
+                command = [self.torchfix, "--select", "TOR", "--exit-zero", "-q", "--jobs", str(self.jobs), "."]
+                self._add(tree, files, "torchfix (flake8 --select TOR)", [_measure(command, tree) for _ in range(self.repeat)])
+            if warm:
+                self._warm(tree, files)
+            if scaling:
+                double = Path(scratch) / f"{original.name}-twice"
+                double.mkdir()
+                shutil.move(tree, double / "first")
+                shutil.copytree(double / "first", double / "second", symlinks=True)
+                self._add(double, 2 * files, "tree + copy, cold", self._cold(double))
+
+    def _warm(self, tree: Path, files: int) -> None:
+        _clean(tree)
+        _measure(_check(self.jobs, "."), tree)  # fills the cache
+        self._add(tree, files, "warm, unchanged", [_measure(_check(self.jobs, "."), tree) for _ in range(self.repeat)])
+        changed = _one_file(tree)
+        original = changed.read_bytes()
+        runs = []
+        try:
+            for number in range(self.repeat):
+                changed.write_bytes(original + f"\n# benchmark edit {number}\n".encode())
+                runs.append(_measure(_check(self.jobs, "."), tree))
+        finally:
+            changed.write_bytes(original)
+        self._add(tree, files, "warm, one changed", runs)
+        relative = changed.relative_to(tree).as_posix()
+        runs = []
+        for _ in range(self.repeat):
+            _clean(tree)
+            runs.append(_measure(_check(self.jobs, relative), tree))
+        self._add(tree, files, f"pre-commit, cold ({relative})", runs)
+
+    def table(self) -> str:
+        lines = [
+            "| tree | files | command | median wall s | median CPU s | peak MB per process | repro-lint cold ÷ this (wall, CPU) |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        cold = {row.tree: row for row in self.rows if row.name == "repro-lint cold"}
+        for row in self.rows:
+            ours = cold.get(row.tree)
+            ratio = ""
+            if ours is not None and not row.name.startswith(("warm", "pre-commit")):
+                ratio = f"{ours.seconds / row.seconds:.2f}, {ours.cpu / row.cpu:.2f}"
+            if row.name.startswith("tree + copy") and (single := cold.get(row.tree.removesuffix("-twice"))):
+                ratio = f"single tree ÷ this: {single.seconds / row.seconds:.2f}, {single.cpu / row.cpu:.2f}"
+            lines.append(f"| {row.tree} | {row.files} | {row.name} | {row.seconds:.2f} | {row.cpu:.2f} | {row.peak_mb:.0f} | {ratio} |")
+        return "\n".join(lines)
+
+
+def _version(flake8: str | None) -> str:
+    if flake8 is None:
+        return "not measured"
+    return subprocess.run([flake8, "--version"], capture_output=True, text=True).stdout.strip().replace("\n", " ")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("trees", nargs="+", type=Path)
+    parser.add_argument("--jobs", type=int, default=2, help="processes for repro-lint, parse and flake8 (default 2)")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--flake8", help="flake8 executable of an environment with only flake8 installed")
+    parser.add_argument("--torchfix", help="flake8 executable of an environment with torchfix installed")
+    parser.add_argument("--scaling", action="store_true", help="also time a folder holding the tree twice")
+    parser.add_argument("--skip-warm", action="store_true", help="skip the warm and pre-commit measurements")
     args = parser.parse_args()
-    print(f"{'tree':<28} {'files':>6} {'command':<11} {'median s':>9} {'x repro-lint':>13}")
     for tree in args.trees:
-        files = sum(1 for _ in tree.rglob("*.py"))
-        timings = {name: _time(command, args.repeat) for name, command in _commands(tree).items()}
-        ours = timings["repro-lint"]
-        for name, seconds in timings.items():
-            print(f"{tree.name[:28]:<28} {files:>6} {name:<11} {seconds:>9.2f} {seconds / ours:>13.2f}")
-    print(f"(median of {args.repeat} runs each, {os.cpu_count()} cores)")
+        if not tree.is_dir():
+            parser.error(f"{tree}: not a folder")
+    bench = Bench(args.jobs, args.repeat, args.flake8, args.torchfix)
+    for tree in args.trees:
+        bench.tree(tree.resolve(), args.scaling, not args.skip_warm)
+    print(bench.table())
+    print(f"\nmedian of {args.repeat} runs each, --jobs {args.jobs}, {os.cpu_count()} cores")
+    print(f"flake8: {_version(args.flake8)}")
+    print(f"torchfix: {_version(args.torchfix)}")
 
 
 if __name__ == "__main__":

@@ -7,11 +7,15 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
+import shutil
 import tempfile
+from collections.abc import Iterable
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
 
 from repro_lint.analysis import FileAnalysis
+from repro_lint.discovery import project_root
 
 CACHE_FOLDER = ".repro_lint_cache"
 
@@ -44,7 +48,7 @@ class AnalysisCache:
                 found = pickle.load(stream)
         except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, IndexError, TypeError, ValueError):
             return None  # missing, truncated or from an incompatible build: analysed again
-        return found if isinstance(found, FileAnalysis) else None
+        return replace(found, text=text) if isinstance(found, FileAnalysis) else None
 
     def store(self, display: str, identity: str, text: str, analysis: FileAnalysis) -> None:
         path = self._path(display, identity, text)
@@ -53,7 +57,7 @@ class AnalysisCache:
             path.parent.mkdir(exist_ok=True)
             handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
             with os.fdopen(handle, "wb") as stream:
-                pickle.dump(analysis, stream, protocol=pickle.HIGHEST_PROTOCOL)
+                pickle.dump(replace(analysis, text=""), stream, protocol=pickle.HIGHEST_PROTOCOL)  # the key holds it
             os.replace(temporary, path)
         except OSError:
             pass  # a read-only project is linted without a cache
@@ -62,3 +66,19 @@ class AnalysisCache:
         if not self.folder.is_dir():
             self.folder.mkdir(parents=True, exist_ok=True)
             (self.folder / ".gitignore").write_text("# Created by repro-lint.\n*\n", encoding="utf-8")
+
+
+def cache_folders(paths: Iterable[Path]) -> list[Path]:
+    """The caches of the projects the paths belong to or contain: at each one's project root, or at a
+    folder given outside any project (where `check` keeps it too)."""
+    found: set[Path] = set()
+    for given in paths:
+        folder = given.resolve() if given.is_dir() else given.resolve().parent
+        found.add((project_root(folder) or folder) / CACHE_FOLDER)
+        found.update(folder.rglob(CACHE_FOLDER))
+    return sorted(folder for folder in found if folder.is_dir())
+
+
+def remove_caches(folders: Iterable[Path]) -> None:
+    for folder in folders:
+        shutil.rmtree(folder)

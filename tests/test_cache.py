@@ -40,3 +40,42 @@ def test_damaged_entries_are_ignored_and_rebuilt(project):
     for entry in (root / CACHE_FOLDER).rglob("*.pickle"):
         entry.write_bytes(b"not a pickle at all")
     assert _lint(root) == fresh
+
+
+def _clean(*args: str):
+    from click.testing import CliRunner
+
+    from repro_lint.cli import main
+
+    return CliRunner().invoke(main, ["clean", *args])
+
+
+def test_clean_removes_the_cache_of_the_project_of_a_path(project):
+    root = project({"train.py": TRAIN, "models/net.py": "x = 1\n"})
+    _lint(root)
+    assert (root / CACHE_FOLDER).is_dir()
+    result = _clean(str(root / "models" / "net.py"))
+    assert result.exit_code == 0
+    assert result.output == f"removed {root / CACHE_FOLDER}\n"
+    assert not (root / CACHE_FOLDER).exists()
+    assert (root / "train.py").read_text() == TRAIN  # only the cache goes
+    assert _clean(str(root)).output == "no cache to remove\n"
+
+
+def test_clean_removes_caches_of_projects_inside_a_folder(tmp_path):
+    for name in ("one", "two"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "pyproject.toml").write_text("")
+        (tmp_path / name / "train.py").write_text(TRAIN)
+        _lint(tmp_path / name)
+    result = _clean(str(tmp_path))
+    assert result.exit_code == 0
+    assert result.output.splitlines() == [f"removed {tmp_path / name / CACHE_FOLDER}" for name in ("one", "two")]
+    assert not list(tmp_path.rglob(CACHE_FOLDER))
+
+
+def test_clean_of_a_missing_path_is_a_clear_error(tmp_path):
+    result = _clean(str(tmp_path / "nowhere"))
+    assert result.exit_code == 2
+    assert "nowhere: no such file or folder" in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)

@@ -1,0 +1,137 @@
+"""Linting on worker processes: the same findings with 1 and 2 jobs, with and without the cache,
+under different hash salts; the pool is a `spawn` pool; damaged cache entries survive the parallel path."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from conftest import SEEDED_PROGRAM_WITH_TWO_FINDINGS
+from repro_lint import workers
+from repro_lint.analysis import ModuleIdentity
+from repro_lint.cache import CACHE_FOLDER
+from repro_lint.config import Settings
+
+UNSEEDED_TRAINING = """\
+import torch
+from lib.helpers_0 import vocabulary
+
+def main():
+    model = torch.nn.Linear(2, 2)
+    model(torch.randn(4, 2)).sum().backward()
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def _helper(index: int) -> str:
+    # Every helper orders a vocabulary by iterating a set of strings (REP106, a local finding).
+    return textwrap.dedent(
+        f"""\
+        def vocabulary(words):
+            index = {{}}
+            for word in set(words):
+                index[word] = len(index)
+            return index
+
+        def scale_{index}(value):
+            return value * {index}
+        """
+    )
+
+
+@pytest.fixture
+def big_project(project):
+    """Enough modules for `--jobs 2` to start a pool, with local and program-level findings."""
+    files = {"train.py": SEEDED_PROGRAM_WITH_TWO_FINDINGS, "eval/train_unseeded.py": UNSEEDED_TRAINING}
+    files.update({f"lib/helpers_{index}.py": _helper(index) for index in range(workers.POOL_MIN_FILES + 5)})
+    files["lib/__init__.py"] = ""
+    return project(files)
+
+
+def _check(root, *options: str, hash_seed: str = "0") -> list[dict]:
+    result = subprocess.run(
+        [sys.executable, "-m", "repro_lint", "check", "--output-format", "json", *options, "."],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONHASHSEED": hash_seed},
+    )
+    assert result.returncode == 1, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_same_findings_with_one_and_two_jobs_cache_and_hash_seeds(big_project):
+    reference = _check(big_project, "--jobs", "1", "--no-cache")
+    codes = {finding["code"] for finding in reference}
+    assert {"REP106", "REP203", "REP301"} <= codes  # local findings
+    assert "REP101" in codes  # a program-level finding (the unseeded training script)
+    assert sum(finding["code"] == "REP106" for finding in reference) == workers.POOL_MIN_FILES + 5
+
+    assert _check(big_project, "--jobs", "2", "--no-cache", hash_seed="1") == reference
+    assert not (big_project / CACHE_FOLDER).exists()
+    assert _check(big_project, "--jobs", "2", hash_seed="2") == reference  # fills the cache
+    assert len(list((big_project / CACHE_FOLDER).rglob("*.pickle"))) == workers.POOL_MIN_FILES + 8
+    assert _check(big_project, "--jobs", "1", hash_seed="3") == reference  # read from the cache
+
+
+def test_damaged_cache_entries_are_rebuilt_by_the_pool(big_project):
+    reference = _check(big_project, "--jobs", "2")
+    for number, entry in enumerate(sorted((big_project / CACHE_FOLDER).rglob("*.pickle"))):
+        entry.write_bytes(entry.read_bytes()[: number % 7] if number % 2 else b"\x80\x05garbage")
+    assert _check(big_project, "--jobs", "2") == reference
+    assert _check(big_project, "--jobs", "2") == reference  # the rebuilt entries are sound
+
+
+def _tasks(count: int) -> list[workers.Task]:
+    return [
+        workers.Task(_helper(index), f"lib/helpers_{index}.py", ModuleIdentity.from_relative_path(f"lib/helpers_{index}.py"), True)
+        for index in range(count)
+    ]
+
+
+def test_pool_is_a_spawn_pool_and_answers_every_task(monkeypatch):
+    methods = []
+    real = multiprocessing.get_context
+
+    def recording(method=None):
+        methods.append(method)
+        return real(method)
+
+    monkeypatch.setattr(workers.multiprocessing, "get_context", recording)
+    tasks = _tasks(workers.POOL_MIN_FILES)
+    pooled = list(workers.analyse_all(tasks, Settings(), jobs=2))
+    assert methods == ["spawn"]
+    in_process = list(workers.analyse_all(tasks, Settings(), jobs=1))
+    assert methods == ["spawn"]  # one job never starts a pool
+    assert sorted(index for index, _ in pooled) == list(range(len(tasks)))
+    by_index = dict(pooled)
+    assert [by_index[index].display for index in range(len(tasks))] == [task.display for task in tasks]
+    assert [(by_index[index].findings, by_index[index].facts) for index in range(len(tasks))] == [
+        (analysis.findings, analysis.facts) for _, analysis in in_process
+    ]
+
+
+def test_few_files_are_analysed_in_process(monkeypatch):
+    monkeypatch.setattr(workers.multiprocessing, "get_context", lambda method=None: pytest.fail("no pool for a few files"))
+    analyses = list(workers.analyse_all(_tasks(3), Settings(), jobs=8))
+    assert [index for index, _ in analyses] == [0, 1, 2]
+    assert [finding.code for _, analysis in analyses for finding in analysis.findings] == ["REP106"] * 3
+
+
+def test_files_read_for_facts_run_no_local_rule():
+    task = _tasks(1)[0]
+    facts_only = workers.Task(task.text, task.display, task.identity, report=False)
+    ((_, analysis),) = workers.analyse_all([facts_only], Settings(), jobs=1)
+    assert analysis.findings == []
+    assert analysis.facts is not None and [f.qualname for f in analysis.facts.functions] == [
+        "lib.helpers_0.vocabulary",
+        "lib.helpers_0.scale_0",
+    ]
