@@ -12,17 +12,20 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from repro_lint.cache import AnalysisCache
-from repro_lint.analysis import FileAnalysis, ModuleIdentity, analyze, parses, syntax_error
+from repro_lint.analysis import FileAnalysis, ModuleIdentity, parses, syntax_error
 from repro_lint.config import Settings
 from repro_lint.declared import declared
 from repro_lint.discovery import SCANNED_SUFFIXES, SourcePath, discover, project_files, project_root
 from repro_lint.fixes import MAX_FIX_ROUNDS, applicable, apply_fixes, unified_diff, write_atomically
 from repro_lint.program import ProjectModel
+from repro_lint.progress import Progress
 from repro_lint.registry import REGISTRY
 from repro_lint.rules.base import ProgramRule, Rule
 from repro_lint.rules.base import Finding
 from repro_lint.source import UnreadableSource, read_source
-from repro_lint.sources import scanner_for, validator_for
+from repro_lint.suppression import NOT_SILENCED_BY_ADD_NOQA, UNUSED_NOQA, add_noqa, takes_noqa, unused_noqa
+from repro_lint.workers import Task, analyse_all
+from repro_lint.sources import notebook, scanner_for, validator_for
 
 
 @dataclass
@@ -36,6 +39,7 @@ class _Module:
     path: Path | None = None
     analysis: FileAnalysis | None = None
     encoding: str = "utf-8"
+    notebook: notebook.Notebook | None = None  # `text` is then its cells joined into one module
 
 
 @dataclass
@@ -49,44 +53,66 @@ class LintResult:
     findings: list[Finding]
     fixed: int = 0
     diffs: list[str] = field(default_factory=list)
+    noqa_added: int = 0
 
 
 class Engine:
-    def __init__(self, settings: Settings, use_cache: bool = False) -> None:
+    def __init__(
+        self, settings: Settings, use_cache: bool = False, jobs: int = 1, progress: bool = False, honour_noqa: bool = True
+    ) -> None:
         self.settings = settings
+        self.honour_noqa = honour_noqa  # flake8 --disable-noqa turns it off
         self.use_cache = use_cache
-        self._cache: AnalysisCache | None = None
+        self.jobs = jobs
+        self.progress = progress
         enabled = settings.enabled_codes
         chosen = [REGISTRY[code] for code in sorted(enabled)]
-        self.local_rules: list[type[Rule]] = [rule for rule in chosen if issubclass(rule, Rule)]
         self.program_rules: list[ProgramRule] = [rule() for rule in chosen if issubclass(rule, ProgramRule)]
         self.enabled = enabled
 
-    def _analyze(self, module: _Module) -> FileAnalysis:
-        if module.analysis is None:
-            scanner = scanner_for(module.display)  # launch scripts and configs
-            if scanner is not None:
-                module.analysis = scanner(module.text, module.display)
-            else:
-                rules = self.local_rules if module.report else []
-                module.analysis = self._analyze_python(module, rules)
+    @staticmethod
+    def _analyze(module: _Module) -> FileAnalysis:
+        assert module.analysis is not None, "findings() analyses every module first"
         return module.analysis
 
-    def _analyze_python(self, module: _Module, rules: list[type[Rule]]) -> FileAnalysis:
-        identity = f"{module.identity}:{module.report}"
-        cached = self._cache.load(module.display, identity, module.text) if self._cache else None
-        if cached is not None:
-            return cached
-        analysis = analyze(module.text, module.display, module.identity, rules, self.settings)
-        if self._cache is not None:
-            self._cache.store(module.display, identity, module.text, analysis)
-        return analysis
+    def _cache_for(self, project: _Project) -> AnalysisCache | None:
+        return AnalysisCache(project.root, repr(self.settings)) if self.use_cache and project.root else None
+
+    def _analyze_pending(self, projects: Sequence[_Project]) -> None:
+        """Analyse every module of every project not analysed yet, in one batch, so that the files
+        that must be parsed (not in the cache) can be spread over worker processes."""
+        pending: list[tuple[_Module, AnalysisCache | None]] = []
+        for project in projects:
+            cache = self._cache_for(project)
+            for module in project.modules:
+                if module.analysis is not None:
+                    continue
+                scanner = scanner_for(module.display)  # launch scripts and configs: cheap, no parse
+                if scanner is not None:
+                    module.analysis = scanner(module.text, module.display)
+                elif cache is not None and (cached := cache.load(module.display, _cache_identity(module), module.text)):
+                    module.analysis = cached
+                else:
+                    pending.append((module, cache))
+        tasks = [Task(module.text, module.display, module.identity, module.report) for module, _ in pending]
+        progress = Progress(len(tasks)) if self.progress else None
+        try:
+            for index, analysis in analyse_all(tasks, self.settings, self.jobs):
+                module, cache = pending[index]
+                module.analysis = analysis
+                if cache is not None:  # kept at once: an interrupted audit still fills the cache
+                    cache.store(module.display, _cache_identity(module), module.text, analysis)
+                if progress is not None:
+                    progress.advance()
+        finally:
+            if progress is not None:
+                progress.close()
 
     def findings(self, projects: Sequence[_Project]) -> list[Finding]:
         found: list[Finding] = []
+        self._analyze_pending(projects)
         for project in projects:
             modules = project.modules
-            self._cache = AnalysisCache(project.root, repr(self.settings)) if self.use_cache and project.root else None
             analyses = [self._analyze(module) for module in modules]
             model = ProjectModel(
                 (analysis.facts for analysis in analyses if analysis.facts is not None), self.settings.entry_points
@@ -106,7 +132,22 @@ class Engine:
                     if finding.path in by_relative
                 )
             found.extend(finding for finding in candidates if self._reported(finding, by_display[finding.path]))
+            found.extend(self._unused_noqa(by_display.values()))
         return sorted(found, key=lambda finding: finding.sort_key)
+
+    def _unused_noqa(self, modules: Iterable[_Module]) -> list[Finding]:
+        """REP002, once `_reported` has judged every other finding: which `# noqa` comments suppressed
+        one is known only then. Codes ignored for a file count as not run there; with `noqa` comments
+        disabled, none suppressed anything and none is judged."""
+        if UNUSED_NOQA not in self.enabled or not self.honour_noqa:
+            return []
+        found = []
+        for module in modules:
+            ran = self.enabled - self.settings.ignored_for(self._config_relative(module))
+            if UNUSED_NOQA in ran:
+                analysis = self._analyze(module)
+                found.extend(unused_noqa(module.display, analysis.text, analysis.suppressions, ran))
+        return found
 
     @staticmethod
     def _keep_local(finding: Finding, modules: dict[str, _Module], model: ProjectModel) -> bool:
@@ -125,7 +166,7 @@ class Engine:
         if finding.code in self.settings.ignored_for(self._config_relative(module)):
             return False
         analysis = self._analyze(module)
-        return not analysis.suppressions.suppresses(finding.code, finding.start.line)
+        return not (self.honour_noqa and analysis.suppressions.suppresses(finding.code, finding.start.line))
 
     def _config_relative(self, module: _Module) -> str:
         if module.path is not None and self.settings.config_dir is not None:
@@ -160,20 +201,26 @@ class Engine:
         return self.findings(projects), fixed
 
 
-def _unreadable(display: str, reason: str) -> FileAnalysis:
-    return syntax_error(display, "", reason, 1, 0)
+def _cache_identity(module: _Module) -> str:
+    return f"{module.identity}:{module.report}"
 
 
 def _module_for(path: Path, display: str, root: Path, report: bool) -> _Module | None:
-    identity = ModuleIdentity.from_relative_path(path.relative_to(root).as_posix())
+    relative = path.relative_to(root).as_posix()
+    is_notebook = notebook.is_notebook(relative)
+    identity = notebook.identity(relative) if is_notebook else ModuleIdentity.from_relative_path(relative)
     try:
         text, encoding = read_source(path)
-    except UnreadableSource as error:
+        cells = notebook.read(text) if is_notebook else None
+    except (UnreadableSource, notebook.NotebookError) as error:
         if not report:
             return None
         module = _Module(identity, display, "", report, path)
-        module.analysis = _unreadable(display, str(error))
+        where = (error.line, error.column) if isinstance(error, notebook.NotebookError) else (1, 0)
+        module.analysis = syntax_error(display, "", str(error), *where)
         return module
+    if cells is not None:
+        return _Module(identity, display, cells.code, report, path, encoding=encoding, notebook=cells)
     return _Module(identity, display, text, report, path, encoding=encoding)
 
 
@@ -217,22 +264,79 @@ def lint_paths(
     unsafe_fixes: bool = False,
     diff: bool = False,
     use_cache: bool = False,
+    jobs: int = 1,
+    progress: bool = False,
+    add_noqa: bool = False,
+    honour_noqa: bool = True,
 ) -> LintResult:
     """Lint files and folders. With `fix`, write the fixed files (atomically); with `diff`, only
-    return the fixes as unified diffs. With `use_cache`, unchanged files are not analysed again."""
+    return the fixes as unified diffs. With `use_cache`, unchanged files are not analysed again;
+    `jobs` processes parse the others; `progress` shows a counter on a watched stderr. With
+    `add_noqa`, silence every finding with a `# noqa` comment instead; without `honour_noqa`, `noqa`
+    comments and directives silence nothing."""
     projects = _projects(discover(paths, settings), paths, settings)
-    engine = Engine(settings, use_cache)
+    engine = Engine(settings, use_cache, jobs, progress, honour_noqa)
+    if add_noqa:
+        return _add_noqa(engine, projects)
     if not (fix or diff):
-        return LintResult(engine.findings(projects))
+        return LintResult(_in_cells(engine.findings(projects), projects))
     originals = {id(module): module.text for project in projects for module in project.modules}
     findings, fixed = engine.fix(projects, unsafe_fixes)
-    result = LintResult(findings, fixed)
+    result = LintResult(_in_cells(findings, projects), fixed)
     for module in _changed(projects, originals):
         if diff:
-            result.diffs.append(unified_diff(module.display, originals[id(module)], module.text))
+            before = originals[id(module)]
+            result.diffs.append(module.notebook.diff(module.display, module.text) if module.notebook else unified_diff(module.display, before, module.text))
         elif module.path is not None:
-            write_atomically(module.path, module.text, module.encoding)
+            text = module.notebook.updated(module.text) if module.notebook else module.text
+            write_atomically(module.path, text, module.encoding)
     return result
+
+
+def _add_noqa(engine: Engine, projects: list[_Project]) -> LintResult:
+    """Add `# noqa: CODES` for every finding and write the files. A comment that does not silence its
+    finding where it went (in a YAML block scalar, say) is taken out again: that finding stays reported."""
+    wanted: dict[str, dict[int, list[str]]] = {}
+    for finding in engine.findings(projects):
+        if finding.code not in NOT_SILENCED_BY_ADD_NOQA and takes_noqa(finding.path):
+            wanted.setdefault(finding.path, {}).setdefault(finding.start.line, []).append(finding.code)
+    modules = {module.display: module for project in projects for module in project.modules if module.report and module.display in wanted}
+    originals = {display: module.text for display, module in modules.items()}
+    placed: dict[str, dict[int, int]] = {}
+    for display, module in modules.items():
+        python = module.notebook is not None or scanner_for(display) is None
+        text, placed[display] = add_noqa(module.text, wanted[display], engine._analyze(module).suppressions, python)
+        if (validator_for(display) or parses)(text):
+            module.text, module.analysis = text, None
+        else:
+            placed[display] = {}
+    failed: dict[str, set[int]] = {}
+    for finding in engine.findings(projects):
+        if finding.code in wanted.get(finding.path, {}).get(finding.start.line, ()) and finding.start.line in placed[finding.path]:
+            failed.setdefault(finding.path, set()).add(placed[finding.path][finding.start.line])
+    added = 0
+    for display, module in modules.items():
+        if display in failed:
+            lines, old = module.text.split("\n"), originals[display].split("\n")
+            for line in failed[display]:
+                lines[line - 1] = old[line - 1]
+            module.text, module.analysis = "\n".join(lines), None
+        added += len(set(placed[display].values()) - failed.get(display, set()))
+        if module.text != originals[display] and module.path is not None:
+            write_atomically(module.path, module.notebook.updated(module.text) if module.notebook else module.text, module.encoding)
+    return LintResult(_in_cells(engine.findings(projects), projects), noqa_added=added)
+
+
+def _in_cells(findings: list[Finding], projects: Iterable[_Project]) -> list[Finding]:
+    """Findings in notebooks with their cell and positions within it (the engine counts lines of
+    the joined cells)."""
+    notebooks = {module.display: module for project in projects for module in project.modules if module.report and module.notebook}
+    return [
+        notebooks[finding.path].notebook.locate(finding, notebooks[finding.path].identity.relative_path)  # type: ignore[union-attr]
+        if finding.path in notebooks
+        else finding
+        for finding in findings
+    ]
 
 
 def _changed(projects: Iterable[_Project], originals: dict[int, str]) -> list[_Module]:
@@ -244,9 +348,11 @@ def _single(text: str, path: str) -> list[_Project]:
     return [_Project(None, [_Module(identity, path, text, True)])]
 
 
-def lint_source(text: str, path: str = "<string>.py", settings: Settings | None = None) -> list[Finding]:
+def lint_source(
+    text: str, path: str = "<string>.py", settings: Settings | None = None, *, honour_noqa: bool = True
+) -> list[Finding]:
     """Lint one source text as a program of its own."""
-    return Engine(settings or Settings()).findings(_single(text, path))
+    return Engine(settings or Settings(), honour_noqa=honour_noqa).findings(_single(text, path))
 
 
 def fix_source(text: str, path: str = "<string>.py", settings: Settings | None = None, unsafe: bool = False) -> str:

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from repro_lint.api import lint_paths
+from repro_lint.cache import cache_folders, remove_caches
 from repro_lint.config import ConfigError, load_settings
 from repro_lint.discovery import MissingPath
 from repro_lint.output import text
@@ -15,6 +16,7 @@ from repro_lint.output.report import FORMATS, render_report, write_report
 from repro_lint.pages import page_text
 from repro_lint.probe.cli import probe
 from repro_lint.registry import REGISTRY
+from repro_lint.workers import default_jobs
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -56,6 +58,7 @@ def _emit(report: str, output_file: Path | None, summary: str | None) -> None:
 @click.option("--fix", is_flag=True, help="Apply safe fixes.")
 @click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes that may slow training or change behaviour.")
 @click.option("--diff", is_flag=True, help="Print the fixes as a unified diff; change nothing.")
+@click.option("--add-noqa", is_flag=True, help="Silence every finding with a `# noqa: CODE` comment on its line.")
 @click.option("--output-format", type=click.Choice(FORMATS), default="text", show_default=True)
 @click.option(
     "--output-file",
@@ -65,6 +68,14 @@ def _emit(report: str, output_file: Path | None, summary: str | None) -> None:
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
 @click.option("--statistics", is_flag=True, help="Count findings by code instead of listing them.")
 @click.option("--no-cache", is_flag=True, help="Analyse every file again instead of reusing unchanged files' results.")
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=1),
+    default=default_jobs,
+    show_default="all cores",
+    help="Processes that parse files; 1 analyses in this process.",
+)
 @click.option("--config", "config_file", type=click.Path(path_type=Path, dir_okay=False), help="Configuration file.")
 @click.option("--quiet", "-q", is_flag=True, help="Print findings only, no summary.")
 def check(
@@ -75,25 +86,34 @@ def check(
     fix: bool,
     unsafe_fixes: bool,
     diff: bool,
+    add_noqa: bool,
     output_format: str,
     output_file: Path | None,
     exit_zero: bool,
     statistics: bool,
     no_cache: bool,
+    jobs: int,
     config_file: Path | None,
     quiet: bool,
 ) -> None:
     """Lint PATHS (default: the current folder)."""
     targets = list(paths) or [Path(".")]
+    if add_noqa and (fix or diff):
+        _fail("--add-noqa cannot be combined with --fix or --diff")
     try:
         settings = load_settings(config_file, targets[0]).with_overrides(
             _codes(select) if select else None, _codes(extend_select), _codes(ignore)
         )
-        result = lint_paths(targets, settings, fix=fix, unsafe_fixes=unsafe_fixes, diff=diff, use_cache=not no_cache)
+        result = lint_paths(
+            targets, settings, fix=fix, unsafe_fixes=unsafe_fixes, diff=diff, use_cache=not no_cache, jobs=jobs, progress=True, add_noqa=add_noqa
+        )
     except (ConfigError, MissingPath) as error:
         _fail(str(error))
         return
 
+    if add_noqa and not quiet:
+        # On standard error, as Ruff says it: standard output keeps the report's format.
+        click.echo(f"Added {result.noqa_added} noqa directive{'' if result.noqa_added == 1 else 's'}.", err=True)
     if diff:
         _emit("".join(result.diffs), output_file, None)
         sys.exit(EXIT_FINDINGS if result.diffs and not exit_zero else EXIT_OK)
@@ -104,6 +124,25 @@ def check(
     )
     _emit(report, output_file, None if quiet else text.summary(result.findings, fixed, unsafe_fixes))
     sys.exit(EXIT_FINDINGS if result.findings and not exit_zero else EXIT_OK)
+
+
+@main.command()
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+def clean(paths: tuple[Path, ...]) -> None:
+    """Remove the analysis cache of the projects PATHS belong to or contain (default: the current folder)."""
+    targets = list(paths) or [Path(".")]
+    missing = [str(path) for path in targets if not path.exists()]
+    if missing:
+        _fail(f"{missing[0]}: no such file or folder")
+    folders = cache_folders(targets)
+    try:
+        remove_caches(folders)
+    except OSError as error:
+        _fail(f"cannot remove {error.filename}: {error.strerror or error}")
+    for folder in folders:
+        click.echo(f"removed {folder}")
+    if not folders:
+        click.echo("no cache to remove")
 
 
 @main.command()

@@ -14,7 +14,7 @@ from repro_lint.config import Settings
 
 # Launch scripts and configs are scanned for the settings the rules name (repro_lint/sources/).
 SCANNED_SUFFIXES = (".sh", ".yaml", ".yml", ".json")
-LINTED_SUFFIXES = (".py", *SCANNED_SUFFIXES)
+LINTED_SUFFIXES = (".py", ".ipynb", *SCANNED_SUFFIXES)
 PROJECT_MARKERS = ("pyproject.toml", "setup.py", ".git")
 # Ruff's default excludes, plus our cache and notebook checkpoints.
 DEFAULT_EXCLUDE = (

@@ -11,10 +11,14 @@ from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
+from repro_lint.checkpoints import ModuleCheckpoints, module_checkpoints
 from repro_lint.context import FileContext
+from repro_lint.dataset_facts import DatasetFacts, dataset_facts
 from repro_lint.edits import argument, literal, with_keyword
-from repro_lint.events import Event, assignment_events, call_events, environment_call_events
-from repro_lint.fix_points import EntryFixFacts, entry_fix_facts
+from repro_lint.events import Event, assignment_events, by_name_targets, call_events, environment_call_events
+from repro_lint.fix_points import EntryFixFacts, SeedStatements, entry_fix_facts
+from repro_lint.launches import Launch, LaunchFinder
+from repro_lint.training_context import does_not_train
 from repro_lint.names import dotted_name, import_from_module
 from repro_lint.positions import Positions
 from repro_lint.seed_values import ArgparseSeed, seed_option
@@ -40,6 +44,10 @@ class CallFact:
     # A function handed over by name (`callbacks=[seed_all]`): it may run, but naming a class
     # does not build one.
     reference: bool = False
+    # For a function started in other processes (`mp.spawn(main_worker)`): the launching call as
+    # messages show it, and the start method (see launches.py).
+    launcher: str | None = None
+    start: str = ""
 
 
 @dataclass(frozen=True)
@@ -90,6 +98,8 @@ class ModuleFacts:
     seed_options: tuple[SeedOption, ...] = ()
     spawns_workers: bool = False
     fix: EntryFixFacts | None = None
+    datasets: DatasetFacts | None = None
+    checkpoints: ModuleCheckpoints = ModuleCheckpoints()
 
     def binding(self, name: str) -> tuple[str, ...]:
         return dict(self.bindings).get(name, ())
@@ -153,7 +163,7 @@ class _SeedMention(cst.CSTVisitor):
 class _Body:
     """Calls and events of one function body, or of the module-level code."""
 
-    calls: list[tuple[cst.Call, tuple[str, ...], str | None, str | None, bool]] = field(default_factory=list)
+    calls: list[tuple[cst.Call, tuple[str, ...], str | None, str | None, bool, Launch | None]] = field(default_factory=list)
     events: list[tuple[cst.CSTNode, Event]] = field(default_factory=list)
     trains: bool = False
 
@@ -187,6 +197,8 @@ class FactsCollector:
         self._spawns_workers = False
         self._argparse_seeds: list[bool] = []  # whether each `--seed` option may be None
         self._seed_helpers = frozenset(context.settings.seed_helpers)
+        self._seed_statements = SeedStatements()
+        self._launches = LaunchFinder(context)
 
     # Imports -----------------------------------------------------------------------------------
 
@@ -268,14 +280,17 @@ class FactsCollector:
         body = self._body()
         if body is None or not events:
             return
-        guard = self._guard() if any(event.kind == "seed" for event in events) else None
+        seeds = any(event.kind == "seed" for event in events)
+        guard = self._guard() if seeds else None
+        if seeds and isinstance(node, cst.Call):
+            self._seed_statements.record(self.context, node)
         in_worker = self._in_worker()
         body.events.extend((node, replace(event, guard=guard, in_worker=in_worker)) for event in events)
 
     # Calls and assignments ---------------------------------------------------------------------
 
     def visit_Call(self, node: cst.Call) -> None:
-        targets = self.context.qualified_names(node.func)
+        targets = self.context.qualified_names(node.func) or by_name_targets(node.func, self.context.qualified_names)
         method = node.func.attr.value if isinstance(node.func, cst.Attribute) else None
         if method is not None and _is_super_call(node.func.value):
             # `super().__init__()` runs the method of the class's bases, not any method of that name.
@@ -284,18 +299,22 @@ class FactsCollector:
         body = self._body()
         if body is not None:
             guard = self._guard()
-            body.calls.append((node, tuple(sorted(targets)), method, guard, False))
-            body.trains |= is_training_call(node)
+            body.calls.append((node, tuple(sorted(targets)), method, guard, False, None))
+            body.trains |= is_training_call(node) and not does_not_train(self.context, self.path)
             # Functions handed over by name (`callbacks=[seed_all]`) may run too; a worker_init_fn
-            # runs in DataLoader workers, not in the program's own process.
+            # runs in DataLoader workers, not in the program's own process; a function started in
+            # other processes (`mp.spawn(main_worker)`) is recorded with its launch.
+            launch = self._launches.launch(node, targets)
             if not _is_super_call(node):
                 for arg in node.args:
                     if arg.keyword is not None and arg.keyword.value == "worker_init_fn":
                         continue
-                    if isinstance(arg.value, (cst.Name, cst.Attribute)):
+                    if launch is not None and arg.value is launch.arg:
+                        body.calls.append((node, launch.targets, None, guard, True, launch))
+                    elif isinstance(arg.value, (cst.Name, cst.Attribute)):
                         referenced = self.context.qualified_names(arg.value)
                         if referenced:
-                            body.calls.append((node, tuple(sorted(referenced)), None, guard, True))
+                            body.calls.append((node, tuple(sorted(referenced)), None, guard, True, None))
         self._record(node, [*call_events(node, targets, 0, self._seed_helpers), *environment_call_events(node, 0)])
         self._argparse_option(node)
         if "torch.utils.data.DataLoader" in targets or "torch.utils.data.dataloader.DataLoader" in targets:
@@ -316,9 +335,15 @@ class FactsCollector:
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
+            self._launches.bind(target.target, node.value)
             targets = self.context.qualified_names(target.target)
             self._record(node, list(assignment_events(target.target, node.value, targets, 0)))
             self._config_field(node, target.target, node.value)
+
+    def visit_With(self, node: cst.With) -> None:
+        for item in node.items:
+            if item.asname is not None:
+                self._launches.bind(item.asname.name, item.item)  # type: ignore[arg-type]
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if node.value is not None:
@@ -343,8 +368,8 @@ class FactsCollector:
 
         def calls(body: _Body) -> tuple[CallFact, ...]:
             return tuple(
-                CallFact(targets, method, line_of(node), guard, reference)
-                for node, targets, method, guard, reference in body.calls
+                CallFact(targets, method, line_of(node), guard, reference, *((launch.launcher, launch.start) if launch else ()))
+                for node, targets, method, guard, reference, launch in body.calls
             )
 
         def events(body: _Body) -> tuple[Event, ...]:
@@ -389,5 +414,7 @@ class FactsCollector:
                 for node, name, is_none, replaced, code in self._options
             ),
             spawns_workers=self._spawns_workers,
-            fix=entry_fix_facts(self.context, self._main_guard, positions),
+            fix=entry_fix_facts(self.context, self._main_guard, positions, self._seed_statements, self._launches.launched),
+            datasets=dataset_facts(self.context, positions),
+            checkpoints=module_checkpoints(self.context, positions),
         )

@@ -2,6 +2,8 @@
 
 A program is an entry-point module plus every project module it imports, transitively. Program-level
 rules and the `training_only` filter of local rules work from this model alone, never from syntax.
+What a program does in its own process (`events`) leaves out the functions it starts in fresh
+processes (`mp.spawn(main_worker)`, process pools): those are programs of their own (`workers`).
 """
 
 from __future__ import annotations
@@ -11,8 +13,40 @@ from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, replace
 from functools import cached_property
 
-from repro_lint.events import Event, tables
+from repro_lint.events import Event, short, tables
 from repro_lint.facts import CallFact, ClassFacts, FunctionFacts, ModuleFacts
+from repro_lint.launches import FRESH_START_METHODS, POOL
+
+
+@dataclass(frozen=True)
+class Worker:
+    """A project function a program starts in processes of their own (`mp.spawn(main_worker, ...)`,
+    `executor.submit(trainer)`), which inherit nothing of the launcher's RNG state or torch settings:
+    the functions the launch may start, the launching call as messages show it, and where it is."""
+
+    functions: tuple[str, ...]
+    launcher: str
+    module: ModuleFacts
+    line: int
+    start: str
+
+    @property
+    def process(self) -> str:
+        """How messages say where the worker runs."""
+        if self.start == POOL:
+            return "runs in other processes (a pool's workers or a submitted job), where the launcher's seed does not decide its draws"
+        return "runs in a freshly started process, which inherits none of the launcher's seeds or torch settings"
+
+    @property
+    def name(self) -> str:
+        """`main_worker`, `Trainer.__call__`: the function's name within its module."""
+        function = self.functions[0]
+        module = self.module.module
+        return function[len(module) + 1 :] if function.startswith(module + ".") else function.rpartition(".")[2]
+
+    @property
+    def where(self) -> str:
+        return f"{self.module.path}:{self.line} ({short(self.launcher)})"
 
 
 @dataclass(frozen=True)
@@ -20,6 +54,13 @@ class Program:
     entry: ModuleFacts
     modules: tuple[str, ...]
     trains: bool
+    # Set for the program a worker process runs: the worker's functions and the module-level code of
+    # the program's modules (a fresh interpreter imports them again), not the launcher's `__main__` block.
+    worker: Worker | None = None
+
+    @property
+    def key(self) -> str:
+        return self.entry.module if self.worker is None else f"{self.entry.module}>{','.join(self.worker.functions)}"
 
 
 @dataclass(frozen=True)
@@ -63,6 +104,7 @@ class ProjectModel:
         self._events_cache: dict[str, list[Located]] = {}
         self._methods: dict[str, list[str]] = {}
         self._kinds: dict[str, frozenset[str]] = {}
+        self._methods_within_cache: dict[tuple[str, frozenset[str]], tuple[str, ...]] = {}
         for qualname in sorted(self.functions):
             self._methods.setdefault(qualname.rpartition(".")[2], []).append(qualname)
 
@@ -84,8 +126,20 @@ class ProjectModel:
                 return f"{folder}.{name}"
         if name in self.modules:
             return name
-        matches = [module for module in self.modules if module.endswith("." + name)]
+        matches = self._by_suffix.get(name, ())
         return matches[0] if len(matches) == 1 else None
+
+    @cached_property
+    def _by_suffix(self) -> dict[str, list[str]]:
+        """Modules by each dotted tail of their name (`a.b.c` under `b.c` and `c`): a suffix match in
+        one look-up, where scanning every module for every unresolved import took minutes on
+        thousands of modules."""
+        index: dict[str, list[str]] = {}
+        for module in self.modules:
+            parts = module.split(".")
+            for start in range(1, len(parts)):
+                index.setdefault(".".join(parts[start:]), []).append(module)
+        return index
 
     def imported_modules(self, module: str) -> tuple[str, ...]:
         facts = self.modules[module]
@@ -176,11 +230,29 @@ class ProjectModel:
             self._callee_cache[key] = resolved
         if resolved or fallback_within is None or call.method is None or call.targets or call.method.startswith("__"):
             return resolved
-        return tuple(
-            name
-            for name in self._methods.get(call.method, ())
-            if self._module_of_function[name] in fallback_within and _is_method(name, self._module_of_function[name])
-        )
+        return self._methods_within(call.method, frozenset(fallback_within))
+
+    def _methods_within(self, method: str, within: frozenset[str]) -> tuple[str, ...]:
+        """Methods named `method` in the modules `within`: asked for every unresolved `obj.method()`
+        of every program, each time filtering all the project's methods of that name."""
+        key = (method, within)
+        found = self._methods_within_cache.get(key)
+        if found is None:
+            found = self._methods_within_cache[key] = tuple(
+                name
+                for name in self._methods.get(method, ())
+                if self._module_of_function[name] in within and _is_method(name, self._module_of_function[name])
+            )
+        return found
+
+    def callees_run_now(self, call: CallFact, caller_module: str) -> tuple[str, ...]:
+        """The project functions a call runs before it returns: a function, or a class's `__init__`
+        (not the protocol methods users of the instance call later). A function started in another
+        process runs there, not here."""
+        if call.launcher:
+            return ()
+        named = {self.resolve_symbol(target, caller_module) for target in call.targets}
+        return tuple(name for name in self.callees(call, caller_module) if name in named or name.endswith(".__init__"))
 
     def _entry_calls(self, entry: str, modules: Collection[str]) -> list[tuple[str, CallFact]]:
         """Calls made when `entry` runs: module-level code of every module it imports, and the
@@ -212,14 +284,74 @@ class ProjectModel:
     def module_trains_on_load(self, module: str) -> bool:
         """Running the module (its module-level code and main block) trains, directly or through calls."""
         facts = self.modules[module]
-        reached = self._walk(module)
-        return facts.trains_at_module_level or any(self.functions[name].trains for name in reached)
+        if facts.trains_at_module_level:
+            return True
+        # Most modules of a library cannot reach training from their load-time calls at all; proving
+        # that on the over-approximated call graph spares the module's own walk.
+        everywhere = frozenset(self.modules)
+        starts = [(module, call) for call in facts.main_calls]
+        if module in self._importing_training_loaders:
+            starts += [
+                (imported, call)
+                for imported in self.program_modules(module)
+                if imported in self._loads_training
+                for call in self.modules[imported].module_calls
+            ]
+        if not any(callee in self._may_reach_training for where, call in starts for callee in self.callees(call, where, everywhere)):
+            return False
+        return any(self.functions[name].trains for name in self._walk(module))
+
+    @cached_property
+    def _may_reach_training(self) -> frozenset[str]:
+        """Functions from which a training function may be reached when `obj.method()` may be any
+        method of that name in the project: a superset of what any program's walk reaches."""
+        everywhere = frozenset(self.modules)
+        callers: dict[str, set[str]] = {}
+        for name, function in self.functions.items():
+            module = self._module_of_function[name]
+            for call in function.calls:
+                for callee in self.callees(call, module, everywhere):
+                    callers.setdefault(callee, set()).add(name)
+        found = {name for name, function in self.functions.items() if function.trains}
+        stack = sorted(found)
+        while stack:
+            for caller in callers.get(stack.pop(), ()):
+                if caller not in found:
+                    found.add(caller)
+                    stack.append(caller)
+        return frozenset(found)
+
+    @cached_property
+    def _importing_training_loaders(self) -> frozenset[str]:
+        """Modules that import, transitively, a module in `_loads_training` (or are one)."""
+        importers: dict[str, set[str]] = {}
+        for module in self.modules:
+            for imported in self.imported_modules(module):
+                importers.setdefault(imported, set()).add(module)
+        found = set(self._loads_training)
+        stack = sorted(found)
+        while stack:
+            for importer in importers.get(stack.pop(), ()):
+                if importer not in found:
+                    found.add(importer)
+                    stack.append(importer)
+        return frozenset(found)
+
+    @cached_property
+    def _loads_training(self) -> frozenset[str]:
+        """Modules whose module-level code may call into training (see `_may_reach_training`)."""
+        everywhere = frozenset(self.modules)
+        return frozenset(
+            module
+            for module, facts in self.modules.items()
+            if any(callee in self._may_reach_training for call in facts.module_calls for callee in self.callees(call, module, everywhere))
+        )
 
     # Entry points and programs ------------------------------------------------------------------
 
     def is_entry_point(self, module: str) -> bool:
         facts = self.modules[module]
-        if facts.main_guard_line is not None or self.module_trains_on_load(module):
+        if facts.main_guard_line is not None or self.module_trains_on_load(module) or facts.path.endswith(".ipynb"):
             return True
         return any(fnmatch.fnmatch(facts.path, pattern) for pattern in self._entry_point_globs)
 
@@ -244,10 +376,7 @@ class ProjectModel:
         all its calls sit under `if args.seed is not None:`), else None."""
         guards: dict[str, set[str | None]] = {}
         within = frozenset(program.modules)
-        calls = self._entry_calls(program.entry.module, program.modules)
-        for name in self._reachable(program):
-            calls.extend((self._module_of_function[name], call) for call in self.functions[name].calls)
-        for module, call in calls:
+        for module, call in self._process_calls(program):
             for callee in self.callees(call, module, within):
                 guards.setdefault(callee, set()).add(call.guard)
         return {name: next(iter(found)) if len(found) == 1 else None for name, found in guards.items()}
@@ -255,17 +384,18 @@ class ProjectModel:
     def events(self, program: Program) -> list[Located]:
         """Everything that may happen in `program`, entry module first, then by path and line. An
         event in a function only ever called under a seed guard carries that guard."""
-        cached = self._events_cache.get(program.entry.module)
+        cached = self._events_cache.get(program.key)
         if cached is None:
-            cached = self._events_cache[program.entry.module] = self._collect_events(program)
+            cached = self._events_cache[program.key] = self._collect_events(program)
         return cached
 
     def _collect_events(self, program: Program) -> list[Located]:
         entry = self.modules[program.entry.module]
         found = [Located(self.modules[module], event) for module in program.modules for event in self.modules[module].module_events]
-        found.extend(Located(entry, event) for event in entry.main_events)
+        if program.worker is None:
+            found.extend(Located(entry, event) for event in entry.main_events)
         call_guards = self._call_guards(program)
-        for name in self._reachable(program):
+        for name in self._process_functions(program):
             module = self.modules[self._module_of_function[name]]
             guard = call_guards.get(name)
             found.extend(
@@ -280,10 +410,7 @@ class ProjectModel:
         """`MyTrainer(...)` where MyTrainer subclasses a framework object that seeds (HF Trainer)."""
         frameworks = tables().frameworks
         found = []
-        calls = self._entry_calls(program.entry.module, program.modules)
-        for name in self._reachable(program):
-            calls.extend((self._module_of_function[name], call) for call in self.functions[name].calls)
-        for module, call in calls:
+        for module, call in self._process_calls(program):
             if call.reference:
                 continue
             for target in call.targets:
@@ -292,6 +419,120 @@ class ProjectModel:
                 if framework is not None:
                     for rng in frameworks[framework]["seeds"]:
                         found.append(Located(self.modules[module], Event("seed", call.line, framework, rng)))
+        return found
+
+    # Processes -------------------------------------------------------------------------------------
+
+    def workers(self, program: Program) -> tuple[Program, ...]:
+        """The programs of the functions `program` starts in fresh processes (spawned, or tasks of a
+        process pool), one per launched function, first launch first."""
+        found: dict[tuple[str, ...], Program] = {}
+        fresh_default = self._fresh_default(program)
+        for module, call in self._process_calls(program):
+            if call.launcher is None or self._runs_here(call, fresh_default):
+                continue
+            functions = self.callees(call, module)
+            if not functions or functions in found:
+                continue
+            worker = Program(program.entry, program.modules, False, Worker(functions, call.launcher, self.modules[module], call.line, call.start))
+            trains = any(self.functions[name].trains for name in self._process_functions(worker))
+            found[functions] = replace(worker, trains=trains)
+        return tuple(found.values())
+
+    def trains_in_process(self, program: Program) -> bool:
+        """Whether `program` trains in its own process, not only in workers it starts elsewhere."""
+        if program.worker is not None:
+            return program.trains
+        return program.entry.trains_at_module_level or any(self.functions[name].trains for name in self._process_functions(program))
+
+    @cached_property
+    def _process_walks(self) -> dict[str, list[str]]:
+        return {}
+
+    def _process_functions(self, program: Program) -> list[str]:
+        """Project functions that run in `program`'s own process: for a worker, its functions and what
+        they call; for an entry, what its code calls, except functions it starts in fresh processes
+        (a callable object submitted to an executor is not run by building it)."""
+        cached = self._process_walks.get(program.key)
+        if cached is not None:
+            return cached
+        if program.worker is None and not any(self._module_processes[module][1] for module in program.modules):
+            return self._walk(program.entry.module)  # nothing starts elsewhere: every call runs here
+        within = frozenset(program.modules)
+        fresh_default = self._fresh_default(program)
+        launched = self._launched_fresh(program, fresh_default)
+        if program.worker is None:
+            roots = self._entry_calls(program.entry.module, program.modules)
+            stack: list[str] = []
+        else:
+            roots = [(module, call) for module in sorted(program.modules) for call in self.modules[module].module_calls]
+            stack = list(program.worker.functions)
+        seen: set[str] = set()
+        stack += [callee for module, call in roots for callee in self._callees_here(call, module, within, launched, fresh_default)]
+        while stack:
+            name = stack.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            module = self._module_of_function[name]
+            stack.extend(callee for call in self.functions[name].calls for callee in self._callees_here(call, module, within, launched, fresh_default))
+        found = self._process_walks[program.key] = sorted(seen)
+        return found
+
+    def _process_calls(self, program: Program) -> list[tuple[str, CallFact]]:
+        """The calls made in `program`'s own process, with the module making each."""
+        if program.worker is None:
+            calls = self._entry_calls(program.entry.module, program.modules)
+        else:
+            calls = [(module, call) for module in sorted(program.modules) for call in self.modules[module].module_calls]
+        for name in self._process_functions(program):
+            calls.extend((self._module_of_function[name], call) for call in self.functions[name].calls)
+        return calls
+
+    def _callees_here(
+        self, call: CallFact, module: str, within: frozenset[str], launched: frozenset[str], fresh_default: bool
+    ) -> tuple[str, ...]:
+        if not self._runs_here(call, fresh_default):
+            return ()
+        found = self.callees(call, module, within)
+        if call.reference or not launched or not set(found) & launched:
+            return found
+        # `Trainer(args)` builds an object whose `__call__` runs in a submitted job, not here.
+        named = {self.resolve_symbol(target, module) for target in call.targets}
+        return tuple(name for name in found if name not in launched or name in named)
+
+    @staticmethod
+    def _runs_here(call: CallFact, fresh_default: bool) -> bool:
+        """Whether the function a call hands over runs in the caller's process (or a fork of it)."""
+        if call.launcher is None:
+            return True
+        if call.start == POOL or call.start in FRESH_START_METHODS:
+            return False
+        return not (call.start == "" and fresh_default)
+
+    def _fresh_default(self, program: Program) -> bool:
+        """Whether the program sets a start method that starts fresh interpreters (`set_start_method("spawn")`)."""
+        return any(self._module_processes[module][0] for module in program.modules)
+
+    def _launched_fresh(self, program: Program, fresh_default: bool) -> frozenset[str]:
+        """Functions that code in the program's modules starts in fresh processes."""
+        return frozenset(
+            name
+            for module in program.modules
+            for call in self._module_processes[module][1]
+            if not self._runs_here(call, fresh_default)
+            for name in self.callees(call, module)
+        )
+
+    @cached_property
+    def _module_processes(self) -> dict[str, tuple[bool, tuple[CallFact, ...]]]:
+        """Per module: whether it sets a fresh start method, and its launching calls (main block included)."""
+        found = {}
+        for name, facts in self.modules.items():
+            events = [*facts.module_events, *facts.main_events, *(event for function in facts.functions for event in function.events)]
+            calls = [*facts.module_calls, *facts.main_calls, *(call for function in facts.functions for call in function.calls)]
+            fresh = any(event.kind == "start_method" and event.what in FRESH_START_METHODS for event in events)
+            found[name] = (fresh, tuple(call for call in calls if call.launcher))
         return found
 
     def _framework_base(self, qualname: str, depth: int = 0) -> str | None:
@@ -321,7 +562,7 @@ class ProjectModel:
             changed = False
             for name, function in self.functions.items():
                 if name not in drawing and any(
-                    callee in drawing for call in function.calls for callee in self.callees(call, self._module_of_function[name])
+                    callee in drawing for call in function.calls for callee in self.callees_run_now(call, self._module_of_function[name])
                 ):
                     drawing.add(name)
                     changed = True
@@ -354,6 +595,10 @@ class ProjectModel:
         ]
         return max(holding, key=lambda function: function.line).qualname if holding else None
 
+    def reachable_functions(self, program: Program) -> frozenset[str]:
+        """Project functions that may run when `program` runs."""
+        return self._reachable_set(program)
+
     def _reachable_set(self, program: Program) -> frozenset[str]:
         cached = self._reachable_set_cache.get(program.entry.module)
         if cached is None:
@@ -364,11 +609,14 @@ class ProjectModel:
         """Whether `program` meets every requirement of a rule's program condition: "trains",
         "cuda" (some of its work runs on CUDA), "nondeterministic" (deterministic algorithms are never
         switched on globally; `cudnn.deterministic` alone covers only cuDNN, and a value that cannot
-        be known counts as on, so the rule stays silent). The program's events are gathered only
-        when a requirement needs them."""
+        be known counts as on, so the rule stays silent), "epochs_unset" (no code on its path calls
+        `.set_epoch(...)` on anything). The program's events are gathered only when a requirement
+        needs them."""
         for requirement in condition:
             if requirement == "trains":
                 met = program.trains
+            elif requirement == "epochs_unset":
+                met = not self._calls_method(program, "set_epoch")
             elif requirement == "cuda":
                 met = "cuda" in self._event_kinds(program)
             elif requirement == "nondeterministic":
@@ -378,6 +626,12 @@ class ProjectModel:
             if not met:
                 return False
         return True
+
+    def _calls_method(self, program: Program, method: str) -> bool:
+        """Whether code on the program's path calls `<anything>.<method>(...)`."""
+        calls = [call for _, call in self._entry_calls(program.entry.module, program.modules)]
+        calls += [call for name in self._reachable(program) for call in self.functions[name].calls]
+        return any(call.method == method for call in calls)
 
     def reached_by_program_where(self, module: str, condition: Iterable[str]) -> bool:
         """Whether some program that reaches `module` meets `condition`."""

@@ -47,6 +47,25 @@ def test_module_level_call_to_project_function_that_trains():
     assert project.programs[0].modules == ("engine", "engine.loop", "run")
 
 
+def test_importing_a_module_that_trains_on_load_trains_on_load():
+    project = model({
+        "engine.py": "def fit_one(model, opt):\n    model(x).sum().backward()\n",
+        "side.py": "from engine import fit_one\nfit_one(model, opt)\n",
+        "lib.py": "import side\n",
+        "quiet.py": "import engine\nLOG = engine.__name__\n",
+    })
+    assert entries(project) == ["lib", "side"]
+
+
+def test_load_time_calls_that_cannot_reach_training_do_not_make_an_entry_point():
+    project = model({
+        "engine.py": "def fit_one(model, opt):\n    model(x).sum().backward()\ndef configure():\n    return setup()\ndef setup():\n    return 1\n",
+        "lib.py": "from engine import configure\nCONFIG = configure()\n",
+        "run.py": "import lib\nfrom engine import fit_one\nfit_one(model, opt)\n",
+    })
+    assert entries(project) == ["run"]
+
+
 def test_training_through_two_levels_and_a_method():
     project = model({
         "trainer.py": """
