@@ -312,14 +312,7 @@ class ProjectModel:
             for call in function.calls:
                 for callee in self.callees(call, module, everywhere):
                     callers.setdefault(callee, set()).add(name)
-        found = {name for name, function in self.functions.items() if function.trains}
-        stack = sorted(found)
-        while stack:
-            for caller in callers.get(stack.pop(), ()):
-                if caller not in found:
-                    found.add(caller)
-                    stack.append(caller)
-        return frozenset(found)
+        return _backward_closure({name for name, function in self.functions.items() if function.trains}, callers)
 
     @cached_property
     def _importing_training_loaders(self) -> frozenset[str]:
@@ -328,14 +321,7 @@ class ProjectModel:
         for module in self.modules:
             for imported in self.imported_modules(module):
                 importers.setdefault(imported, set()).add(module)
-        found = set(self._loads_training)
-        stack = sorted(found)
-        while stack:
-            for importer in importers.get(stack.pop(), ()):
-                if importer not in found:
-                    found.add(importer)
-                    stack.append(importer)
-        return frozenset(found)
+        return _backward_closure(self._loads_training, importers)
 
     @cached_property
     def _loads_training(self) -> frozenset[str]:
@@ -673,6 +659,18 @@ class Declared:
 
 
 _IMPLICIT_METHODS = ("__init__", "__call__", "forward", "__getitem__", "__getitems__", "__iter__", "__next__")
+
+
+def _backward_closure(targets: Iterable[str], sources: dict[str, set[str]]) -> frozenset[str]:
+    """`targets` and everything that reaches one of them, given who reaches each name directly."""
+    found = set(targets)
+    stack = sorted(found)
+    while stack:
+        for source in sources.get(stack.pop(), ()):
+            if source not in found:
+                found.add(source)
+                stack.append(source)
+    return frozenset(found)
 
 
 def _is_test_module(path: str) -> bool:
