@@ -412,6 +412,14 @@ class ProjectModel:
     def workers(self, program: Program) -> tuple[Program, ...]:
         """The programs of the functions `program` starts in fresh processes (spawned, or tasks of a
         process pool), one per launched function, first launch first."""
+        cached = self._workers_cache.get(program.key)
+        if cached is None:
+            cached = self._workers_cache[program.key] = self._find_workers(program)
+        return cached
+
+    def _find_workers(self, program: Program) -> tuple[Program, ...]:
+        if not any(self._module_processes[module][1] for module in program.modules):
+            return ()
         found: dict[tuple[str, ...], Program] = {}
         fresh_default = self._fresh_default(program)
         for module, call in self._process_calls(program):
@@ -433,6 +441,10 @@ class ProjectModel:
 
     @cached_property
     def _process_walks(self) -> dict[str, list[str]]:
+        return {}
+
+    @cached_property
+    def _workers_cache(self) -> dict[str, tuple[Program, ...]]:
         return {}
 
     def _process_functions(self, program: Program) -> list[str]:
