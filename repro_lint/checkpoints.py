@@ -304,6 +304,8 @@ class _Body:
     bases: set[str] = field(default_factory=set)
     reads: set[str] = field(default_factory=set)
     opaque: bool = False
+    # Names handed whole to a call that is not a restore (`set_rng_state_for_device(..., rng_state)`).
+    handed: set[str] = field(default_factory=set)
     restore_point: tuple[cst.SimpleStatementLine, str, str] | None = None
     creations: list[tuple[cst.CSTNode, str, str, str, bool]] = field(default_factory=list)
     names: set[str] = field(default_factory=set)
@@ -499,7 +501,10 @@ class _Collector(cst.CSTVisitor):
         self._loader_generator(body, node, targets, _assigned_name(statement, node))
         if not self._exempt(targets, method, receiver):
             self._maybe_save(body, node, targets, method, receiver)
+        restores = len(body.restores)
         self._maybe_restore(body, node, targets, method, receiver)
+        if len(body.restores) == restores:
+            body.handed.update(arg.value.value for arg in node.args if isinstance(arg.value, cst.Name))
         if method == "step" and len(node.args) == 1 and self._kind_of_receiver(node.func.value) == "scheduler" and _mentions_progress(node.args[0].value):
             body.creations.append((node, "scheduler_position", receiver or "", "step(epoch)", False))
         cast = self._lossy_call(node)
@@ -846,7 +851,8 @@ def _function_facts(body: _Body, positions: Positions, lines: list[str]) -> Func
         saves,
         restores,
         tuple(reads),
-        body.opaque,
+        # A loaded dict handed to a helper may have any of its keys restored there.
+        body.opaque or bool(body.handed & body.bases),
         point,
         creations,
         tuple(sorted(body.names)),

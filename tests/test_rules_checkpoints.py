@@ -406,6 +406,16 @@ def test_rep405_silent_when_the_load_path_restores_keys_it_cannot_name():
     assert _codes(_resumable(restores, SAVED), "REP405") == []
 
 
+def test_rep405_silent_when_the_loaded_dict_is_handed_to_a_helper():
+    # transformers' `set_rng_state_for_device("CUDA", torch.cuda, checkpoint_rng_state, ...)` reads
+    # its key inside the helper.
+    restores = 'model.load_state_dict(checkpoint["model"])\noptimizer.load_state_dict(checkpoint["optimizer"])\nrestore_states("sched", scheduler, checkpoint)\n'
+    assert _codes(_resumable(restores, SAVED), "REP405") == []
+    # Handing it one restored value is not handing it the dict.
+    restores = 'model.load_state_dict(checkpoint["model"])\noptimizer.load_state_dict(checkpoint["optimizer"])\nlog(checkpoint["model"])\n'
+    assert _codes(_resumable(restores, SAVED), "REP405") == ["REP405", "REP405"]
+
+
 def test_rep405_save_and_load_in_different_modules(project):
     loader = 'import torch\n\ndef resume_from(path, model, optimizer, scheduler):\n    ckpt = torch.load(path)\n    model.load_state_dict(ckpt["model"])\n    optimizer.load_state_dict(ckpt["optimizer"])\n'
     entry = _program(TRAINING + SCHEDULER + "if resume:\n    resume_from(resume, model, optimizer, scheduler)\n" + STEP + f"    torch.save({{{SAVED}}}, 'c.pt')\n", "import torch\nfrom checkpointing import resume_from\n")
