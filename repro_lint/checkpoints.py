@@ -29,7 +29,6 @@ MODULE_CODE = "<module>"
 # Kinds of state, most specific first: a key `optimizer_state` holds an optimizer, not a model.
 STATE_KINDS = ("rng", "scheduler", "scaler", "optimizer", "model")
 TRAINING_STATE = ("optimizer", "scheduler", "scaler", "rng")
-# Words a file must contain for checkpoint facts to be worth a traversal.
 # Words a statement must contain to save, restore, build something the checkpoint rules care about,
 # or build a dict that may be saved; with the last components of the names in the data, they let the
 # traversal skip every other statement (most of a module).
@@ -63,6 +62,11 @@ class _Knowledge:
     terminal_patterns: tuple[str, ...]
     relevant: re.Pattern[str]
     builds_dict: re.Pattern[str]
+    kind_hints: dict[str, str]
+    wrapper_hint: str
+    progress_keys: frozenset[str]
+    cast_methods: frozenset[str]
+    cast_dtypes: frozenset[str]
 
     def worth_resolving(self, terminal: str) -> bool:
         return (
@@ -70,11 +74,6 @@ class _Knowledge:
             or self.wrapper_hint in terminal.lower()
             or any(fnmatch.fnmatchcase(terminal, pattern) for pattern in self.terminal_patterns)
         )
-    kind_hints: dict[str, str]
-    wrapper_hint: str
-    progress_keys: frozenset[str]
-    cast_methods: frozenset[str]
-    cast_dtypes: frozenset[str]
 
 
 @cache

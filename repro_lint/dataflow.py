@@ -783,7 +783,21 @@ class OrderFlow:
         return None
 
 
-class _LoopBody(cst.CSTVisitor):
+class OwnScopeVisitor(cst.CSTVisitor):
+    """A visitor that stays in the code it is handed: nested functions, lambdas and classes run at
+    another time, in a scope of their own."""
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+
+class _LoopBody(OwnScopeVisitor):
     """What a loop body does with the loop's elements (not entering nested functions)."""
 
     def __init__(self, loop: cst.For, derived: set[str], counters: set[str]) -> None:
@@ -800,15 +814,6 @@ class _LoopBody(cst.CSTVisitor):
 
     def _uses_element(self, node: cst.CSTNode | None) -> bool:
         return node is not None and bool(_names_in(node) & self.derived)
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return False
 
     def visit_Yield(self, node: cst.Yield) -> None:
         self.leak = self.leak or node

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from repro_lint.context import FileContext, NodeEdit
-from repro_lint.edits import argument, import_statement_edit, literal
+from repro_lint.edits import argument, import_statement_edit, is_import_line, literal
 from repro_lint.knowledge import load
 
 _DATA = load("dataloader.json")
@@ -90,12 +90,6 @@ def snake(name: str) -> str:
 
 
 # --- the module-level worker function the worker fixes insert -------------------------------------------
-
-
-def is_import_line(statement: cst.CSTNode) -> bool:
-    return isinstance(statement, cst.SimpleStatementLine) and all(
-        isinstance(small, (cst.Import, cst.ImportFrom)) for small in statement.body
-    )
 
 
 def module_functions(module: cst.Module) -> dict[str, cst.FunctionDef]:

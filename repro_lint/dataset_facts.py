@@ -18,7 +18,7 @@ from typing import TypeVar
 import libcst as cst
 
 from repro_lint.context import FileContext, NodeEdit
-from repro_lint.dataflow import ModuleIndex, ScopeNode, bound_values, code_in_place, index_for, scope_chain
+from repro_lint.dataflow import ModuleIndex, OwnScopeVisitor, ScopeNode, bound_values, code_in_place, index_for, scope_chain
 from repro_lint.dataloader_calls import (
     CALL_METHODS,
     ITEM_METHODS,
@@ -548,21 +548,12 @@ class _CallScanner(cst.CSTVisitor):
             self.calls.append((node, list(self.scopes), self.names[-1]))
 
 
-class _Returns(cst.CSTVisitor):
+class _Returns(OwnScopeVisitor):
     """The values a function returns (not those of functions nested in it)."""
 
     def __init__(self, function: cst.FunctionDef) -> None:
         self.values: list[cst.BaseExpression] = []
         function.body.visit(self)
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return False
 
     def visit_Return(self, node: cst.Return) -> None:
         if node.value is not None:

@@ -116,7 +116,7 @@ def import_statement_edit(context: FileContext, module: str) -> tuple[str, NodeE
     if alias is not None:
         return alias, None
     body = context.module.body
-    imports = [statement for statement in body if _is_import_line(statement)]
+    imports = [statement for statement in body if is_import_line(statement)]
     line = f"import {module}{context.module.default_newline}"
     if imports:
         return module, NodeEdit(imports[-1], line, "line_after")
@@ -125,7 +125,7 @@ def import_statement_edit(context: FileContext, module: str) -> tuple[str, NodeE
     return module, NodeEdit(body[0], line, "line_before")
 
 
-def _is_import_line(statement: cst.CSTNode) -> bool:
+def is_import_line(statement: cst.CSTNode) -> bool:
     return isinstance(statement, cst.SimpleStatementLine) and all(
         isinstance(small, (cst.Import, cst.ImportFrom)) for small in statement.body
     )

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from repro_lint.context import FileContext
+from repro_lint.edits import is_import_line
 from repro_lint.seed_values import CONFIG_OBJECTS, PARSED_OBJECTS
 from repro_lint.names import dotted_name
 from repro_lint.positions import Positions
@@ -206,7 +207,7 @@ def _leading_import_line(module: cst.Module, positions: Positions) -> int:
     level may import more further down, after its first draws, where a seed would come too late."""
     last = None
     for statement in module.body:
-        is_import = isinstance(statement, cst.SimpleStatementLine) and all(isinstance(s, (cst.Import, cst.ImportFrom)) for s in statement.body)
+        is_import = is_import_line(statement)
         # A bare `pass` stands in for a notebook's magic line (`%%time`, `!nvidia-smi`).
         placeholder = isinstance(statement, cst.SimpleStatementLine) and all(isinstance(s, cst.Pass) for s in statement.body)
         if not (is_import or placeholder or (last is None and _is_docstring(statement))):
@@ -219,7 +220,7 @@ def _leading_import_line(module: cst.Module, positions: Positions) -> int:
 def _import_line(module: cst.Module, positions: Positions) -> int:
     last = None
     for statement in module.body:
-        if isinstance(statement, cst.SimpleStatementLine) and all(isinstance(s, (cst.Import, cst.ImportFrom)) for s in statement.body):
+        if is_import_line(statement):
             last = statement
     if last is None and module.body and _is_docstring(module.body[0]):
         last = module.body[0]

@@ -9,7 +9,7 @@ processes (`mp.spawn(main_worker)`, process pools): those are programs of their 
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, replace
 from functools import cached_property
 
@@ -270,15 +270,23 @@ class ProjectModel:
 
     def _follow_calls(self, entry: str, modules: tuple[str, ...]) -> list[str]:
         within = frozenset(modules)
+
+        def callees(call: CallFact, module: str) -> tuple[str, ...]:
+            return self.callees(call, module, within)
+
+        return self._reach([callee for module, call in self._entry_calls(entry, modules) for callee in callees(call, module)], callees)
+
+    def _reach(self, stack: list[str], callees: Callable[[CallFact, str], Iterable[str]]) -> list[str]:
+        """The functions in `stack` and every project function they call, transitively, as `callees`
+        resolves each call."""
         seen: set[str] = set()
-        stack = [callee for module, call in self._entry_calls(entry, modules) for callee in self.callees(call, module, within)]
         while stack:
             name = stack.pop()
             if name in seen:
                 continue
             seen.add(name)
             module = self._module_of_function[name]
-            stack.extend(callee for call in self.functions[name].calls for callee in self.callees(call, module, within))
+            stack.extend(callee for call in self.functions[name].calls for callee in callees(call, module))
         return sorted(seen)
 
     def module_trains_on_load(self, module: str) -> bool:
@@ -288,7 +296,7 @@ class ProjectModel:
             return True
         # Most modules of a library cannot reach training from their load-time calls at all; proving
         # that on the over-approximated call graph spares the module's own walk.
-        everywhere = frozenset(self.modules)
+        everywhere = self._all_modules
         starts = [(module, call) for call in facts.main_calls]
         if module in self._importing_training_loaders:
             starts += [
@@ -302,10 +310,14 @@ class ProjectModel:
         return any(self.functions[name].trains for name in self._walk(module))
 
     @cached_property
+    def _all_modules(self) -> frozenset[str]:
+        return frozenset(self.modules)
+
+    @cached_property
     def _may_reach_training(self) -> frozenset[str]:
         """Functions from which a training function may be reached when `obj.method()` may be any
         method of that name in the project: a superset of what any program's walk reaches."""
-        everywhere = frozenset(self.modules)
+        everywhere = self._all_modules
         callers: dict[str, set[str]] = {}
         for name, function in self.functions.items():
             module = self._module_of_function[name]
@@ -326,7 +338,7 @@ class ProjectModel:
     @cached_property
     def _loads_training(self) -> frozenset[str]:
         """Modules whose module-level code may call into training (see `_may_reach_training`)."""
-        everywhere = frozenset(self.modules)
+        everywhere = self._all_modules
         return frozenset(
             module
             for module, facts in self.modules.items()
@@ -459,30 +471,26 @@ class ProjectModel:
         within = frozenset(program.modules)
         fresh_default = self._fresh_default(program)
         launched = self._launched_fresh(program, fresh_default)
-        if program.worker is None:
-            roots = self._entry_calls(program.entry.module, program.modules)
-            stack: list[str] = []
-        else:
-            roots = [(module, call) for module in sorted(program.modules) for call in self.modules[module].module_calls]
-            stack = list(program.worker.functions)
-        seen: set[str] = set()
-        stack += [callee for module, call in roots for callee in self._callees_here(call, module, within, launched, fresh_default)]
-        while stack:
-            name = stack.pop()
-            if name in seen:
-                continue
-            seen.add(name)
-            module = self._module_of_function[name]
-            stack.extend(callee for call in self.functions[name].calls for callee in self._callees_here(call, module, within, launched, fresh_default))
-        found = self._process_walks[program.key] = sorted(seen)
+
+        def callees(call: CallFact, module: str) -> tuple[str, ...]:
+            return self._callees_here(call, module, within, launched, fresh_default)
+
+        stack = list(program.worker.functions) if program.worker is not None else []
+        stack += [callee for module, call in self._process_roots(program) for callee in callees(call, module)]
+        found = self._process_walks[program.key] = self._reach(stack, callees)
         return found
+
+    def _process_roots(self, program: Program) -> list[tuple[str, CallFact]]:
+        """The calls `program`'s process makes outside functions: the entry's (module-level code of
+        its modules and its `__main__` block), or, in a worker's fresh interpreter, the module-level
+        code alone."""
+        if program.worker is None:
+            return self._entry_calls(program.entry.module, program.modules)
+        return [(module, call) for module in sorted(program.modules) for call in self.modules[module].module_calls]
 
     def _process_calls(self, program: Program) -> list[tuple[str, CallFact]]:
         """The calls made in `program`'s own process, with the module making each."""
-        if program.worker is None:
-            calls = self._entry_calls(program.entry.module, program.modules)
-        else:
-            calls = [(module, call) for module in sorted(program.modules) for call in self.modules[module].module_calls]
+        calls = self._process_roots(program)
         for name in self._process_functions(program):
             calls.extend((self._module_of_function[name], call) for call in self.functions[name].calls)
         return calls
