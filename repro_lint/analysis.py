@@ -16,6 +16,7 @@ from repro_lint.rules.base import Edit, Finding, Fix, Rule
 from repro_lint.rules.syntax import SyntaxErrorRule
 from repro_lint.source import LineIndex, Position
 from repro_lint.suppression import Suppressions, python_suppressions
+from repro_lint.traversal import walk
 
 
 @dataclass(frozen=True)
@@ -91,7 +92,7 @@ def analyze(
     context = FileContext(module, identity.name, identity.is_package, settings, text)
     active = [rule(context) for rule in rules if not rule.required_text or any(token in text for token in rule.required_text)]
     collector = FactsCollector(context, identity.relative_path, identity.is_package)
-    module.visit(BatchedVisitor(context, [*active, collector]))
+    walk(module, BatchedVisitor(context, [*active, collector]))
 
     positions = Positions(module)
     index = LineIndex(text)

@@ -24,6 +24,7 @@ from repro_lint.knowledge import load
 from repro_lint.names import ScopeNode, dotted_name, terminal_name
 from repro_lint.positions import Positions
 from repro_lint.source import Position
+from repro_lint.traversal import walk
 
 MODULE_CODE = "<module>"
 # Kinds of state, most specific first: a key `optimizer_state` holds an optimizer, not a model.
@@ -344,7 +345,7 @@ class _Collector(cst.CSTVisitor):
                             self._assign(body, target.target, small.value)
             elif isinstance(statement, cst.SimpleStatementLine):
                 self.statements.append(statement)
-                statement.visit(self)
+                walk(statement, self)
                 self.statements.pop()
             elif isinstance(statement, cst.FunctionDef):
                 self._function(statement)
@@ -371,7 +372,7 @@ class _Collector(cst.CSTVisitor):
             self.walk(suite.body)
             self.indents.pop()
         else:
-            suite.visit(self)
+            walk(suite, self)
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if isinstance(node, cst.Lambda):
@@ -606,7 +607,7 @@ class _Collector(cst.CSTVisitor):
             base, key, origin = body.picked[node.value]
             return key, base, False, origin
         finder = _KeyFinder()
-        node.visit(finder)
+        walk(node, finder)
         if finder.found is not None:
             base, key = finder.found
             return (key if isinstance(key, str) else None), base, not isinstance(key, str), self._source(body, base)
@@ -618,7 +619,7 @@ class _Collector(cst.CSTVisitor):
 
     def _picked(self, value: cst.BaseExpression) -> tuple[str, str] | None:
         finder = _KeyFinder()
-        value.visit(finder)
+        walk(value, finder)
         if finder.found is not None and isinstance(finder.found[1], str):
             return finder.found[0], finder.found[1]
         return None
@@ -690,7 +691,7 @@ class _Collector(cst.CSTVisitor):
                 kinds = {entry.kind for entry in known.entries.values()}
                 return next((kind for kind in STATE_KINDS if kind in kinds), "other"), None
         finder = _StateFinder(self)
-        value.visit(finder)
+        walk(value, finder)
         if finder.rng:
             return "rng", None
         if finder.lossy:

@@ -12,13 +12,15 @@ from libcst._nodes.internal import CodegenState
 
 from repro_lint.names import NameResolver, ScopeNode
 from repro_lint.rules.base import Applicability
+from repro_lint.traversal import walk
 
 if TYPE_CHECKING:
     from repro_lint.config import Settings
     from repro_lint.seed_values import ArgparseSeed
     from repro_lint.rules.base import Rule
 
-_SCOPE_TYPES = (cst.Module, cst.FunctionDef, cst.ClassDef, cst.Lambda)
+# Compared by exact type: `isinstance` against LibCST's abstract node classes is slow per node.
+_SCOPE_TYPES = frozenset((cst.Module, cst.FunctionDef, cst.ClassDef, cst.Lambda))
 
 
 @dataclass(frozen=True)
@@ -73,7 +75,7 @@ class FileContext:
             from repro_lint.seed_values import ArgparseSeed
 
             self._argparse_seed = ArgparseSeed()
-            self.module.visit(self._argparse_seed)
+            walk(self.module, self._argparse_seed)
         return self._argparse_seed
 
     def record_argparse_seed(self, seed: ArgparseSeed) -> None:
@@ -136,7 +138,7 @@ class BatchedVisitor(cst.CSTVisitor):
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         self.context.ancestors.append(node)
-        if isinstance(node, _SCOPE_TYPES):
+        if type(node) in _SCOPE_TYPES:
             self.context.scopes.append(node)
         for handler in self._visit.get(type(node).__name__, ()):
             handler(node)
@@ -145,6 +147,6 @@ class BatchedVisitor(cst.CSTVisitor):
     def on_leave(self, original_node: cst.CSTNode) -> None:
         for handler in self._leave.get(type(original_node).__name__, ()):
             handler(original_node)
-        if isinstance(original_node, _SCOPE_TYPES):
+        if type(original_node) in _SCOPE_TYPES:
             self.context.scopes.pop()
         self.context.ancestors.pop()

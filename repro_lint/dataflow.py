@@ -31,6 +31,7 @@ from libcst._nodes.internal import CodegenState
 from repro_lint.context import FileContext, NodeEdit
 from repro_lint.knowledge import load
 from repro_lint.names import dotted_name
+from repro_lint.traversal import walk
 
 ScopeNode = cst.Module | cst.FunctionDef | cst.ClassDef | cst.Lambda
 _SCOPES = (cst.Module, cst.FunctionDef, cst.ClassDef, cst.Lambda)
@@ -53,7 +54,7 @@ class ModuleIndex(cst.CSTVisitor):
         self._scopes: list[ScopeNode] = []
         self._counter = 0
         self.module = module
-        module.visit(self)
+        walk(module, self)
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if self._stack:
@@ -809,8 +810,8 @@ class _LoopBody(OwnScopeVisitor):
         self.selects = False
         # Names computed from the loop variable count as the element too (`path = join(root, f)`).
         for _ in range(2):
-            loop.body.visit(_Derive(self.derived, self.counters))
-        loop.body.visit(self)
+            walk(loop.body, _Derive(self.derived, self.counters))
+        walk(loop.body, self)
 
     def _uses_element(self, node: cst.CSTNode | None) -> bool:
         return node is not None and bool(_names_in(node) & self.derived)

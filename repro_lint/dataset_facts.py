@@ -40,6 +40,7 @@ from repro_lint.names import dotted_name
 from repro_lint.positions import Positions
 from repro_lint.rules.base import Edit
 from repro_lint.source import LineIndex, Position
+from repro_lint.traversal import walk
 
 # Stands for the worker function's name in the call edit until the project pass chooses the name.
 WORKER_NAME = "__repro_lint_worker_init__"
@@ -429,7 +430,7 @@ class _MethodReader(cst.CSTVisitor):
         self.functions: list[cst.BaseExpression] = []
         self.assignments: list[tuple[str, cst.BaseExpression]] = []
         self._not_names: set[cst.CSTNode] = set()  # attribute and keyword names
-        method.body.visit(self)
+        walk(method.body, self)
 
     def _bind(self, target: cst.CSTNode) -> None:
         if isinstance(target, (cst.Tuple, cst.List)):
@@ -508,7 +509,7 @@ class _CallScanner(cst.CSTVisitor):
         self.names: list[str] = [MODULE_LEVEL]
         self.classes: list[str] = [context.module_name]
         self.calls: list[tuple[cst.Call, list[ScopeNode], str]] = []
-        context.module.visit(self)
+        walk(context.module, self)
 
     def visit_If(self, node: cst.If) -> None:
         if len(self.scopes) == 1 and self.names[-1] == MODULE_LEVEL and _is_main_guard(node):
@@ -553,7 +554,7 @@ class _Returns(OwnScopeVisitor):
 
     def __init__(self, function: cst.FunctionDef) -> None:
         self.values: list[cst.BaseExpression] = []
-        function.body.visit(self)
+        walk(function.body, self)
 
     def visit_Return(self, node: cst.Return) -> None:
         if node.value is not None:

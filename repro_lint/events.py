@@ -15,6 +15,7 @@ import libcst as cst
 from repro_lint.edits import argument, keyword, literal
 from repro_lint.knowledge import load
 from repro_lint.names import dotted_name
+from repro_lint.traversal import walk
 
 TORCH, NUMPY, RANDOM = "torch", "numpy", "random"
 CUBLAS_VARIABLE = "CUBLAS_WORKSPACE_CONFIG"
@@ -174,7 +175,7 @@ def call_events(call: cst.Call, targets: frozenset[str], line: int, seed_helpers
             # `rpc.remote(worker, Shard, args=("cuda:0",) + args)` builds the shard on a GPU.
             strings = _CudaStrings()
             for arg in call.args:
-                arg.value.visit(strings)
+                walk(arg.value, strings)
             if strings.found is not None:
                 yield Event("cuda", line, f"{short(name)}(..., {strings.found!r})")
         entry = data.determinism.get(name)
@@ -281,7 +282,7 @@ class _CublasMention(cst.CSTVisitor):
 
 def _mentions_cublas(node: cst.CSTNode) -> bool:
     visitor = _CublasMention()
-    node.visit(visitor)
+    walk(node, visitor)
     return visitor.found
 
 

@@ -24,6 +24,7 @@ from repro_lint.positions import Positions
 from repro_lint.seed_values import ArgparseSeed, seed_option
 from repro_lint.rules.base import Edit
 from repro_lint.source import Position
+from repro_lint.traversal import walk
 
 # Method calls that mean "this code trains": `loss.backward()`, `optimizer.step()`,
 # `trainer.fit(model)`. Receivers are matched on their name, since their types are unknown statically.
@@ -271,7 +272,7 @@ class FactsCollector:
                 return None
             if isinstance(ancestor, (cst.If, cst.IfExp)):
                 mention = _SeedMention()
-                ancestor.test.visit(mention)
+                walk(ancestor.test, mention)
                 if mention.found:
                     return mention.found
         return None

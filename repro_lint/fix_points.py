@@ -18,6 +18,7 @@ from repro_lint.edits import is_import_line
 from repro_lint.seed_values import CONFIG_OBJECTS, PARSED_OBJECTS
 from repro_lint.names import dotted_name
 from repro_lint.positions import Positions
+from repro_lint.traversal import walk
 
 FIX_MODULES = ("os", "random", "numpy", "torch")
 _SEED_CONSTANTS = ("SEED", "RANDOM_SEED", "GLOBAL_SEED", "seed")
@@ -351,11 +352,11 @@ class SeedStatements:
             index = next(i for i, candidate in enumerate(block) if candidate is statement)
             reads = _Reads()
             for arg in call.args:
-                arg.value.visit(reads)
+                walk(arg.value, reads)
             before = []
             for earlier in reversed(block[:index]):
                 writes = _Writes()
-                earlier.visit(writes)
+                walk(earlier, writes)
                 if writes.names & (reads.names | reads.attribute):
                     break
                 before.append((_first_line(earlier, positions), positions.range(earlier)[1].line))

@@ -13,6 +13,7 @@ from repro_lint.edits import import_statement_edit
 from repro_lint.knowledge import load
 from repro_lint.names import dotted_name, terminal_name
 from repro_lint.rules.base import Applicability, FixAvailability, Rule, register
+from repro_lint.traversal import walk
 
 _SET_BUILDERS = frozenset({"builtins.set", "builtins.frozenset"})
 _HASH = frozenset({"builtins.hash"})
@@ -432,5 +433,5 @@ def _sorts_in_place(body: cst.CSTNode, name: str) -> bool:
                 if isinstance(target.target, cst.Subscript) and dotted_name(target.target.value) == name:
                     found = True
 
-    body.visit(Find())
+    walk(body, Find())
     return found

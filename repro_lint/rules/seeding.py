@@ -18,6 +18,7 @@ from repro_lint.program import Located, Program, ProjectModel
 from repro_lint.program_fixes import insert_in_worker, insert_on_main_path, program_finding
 from repro_lint.rules.base import Applicability, Edit, Finding, Fix, FixAvailability, ProgramRule, Rule, register
 from repro_lint.source import Position
+from repro_lint.traversal import walk
 
 _RNG_NAMES = {TORCH: "torch", NUMPY: "numpy's global RNG", RANDOM: "Python's global `random`"}
 
@@ -253,7 +254,7 @@ class NondeterministicSeedValue(Rule):
     def _source(self, value: cst.BaseExpression) -> tuple[str, str, cst.CSTNode] | None:
         """The bad source in `value`, and the expression it sits in (to report each value once)."""
         finder = _SourceFinder(self, self._in_worker_init())
-        value.visit(finder)
+        walk(value, finder)
         if finder.found is not None:
             return (*finder.found, value)
         assigned_to = dotted_name(value)
@@ -261,7 +262,7 @@ class NondeterministicSeedValue(Rule):
             # One step of data flow: `seed = int(time.time()); torch.manual_seed(seed)`, or
             # `opt.manualSeed = random.randint(1, 10000)` when no seed was given.
             for assigned in _assignments(self.context.scopes[-1], assigned_to):
-                assigned.visit(finder)
+                walk(assigned, finder)
                 if finder.found is not None:
                     return (*finder.found, assigned)
         return None
@@ -270,7 +271,7 @@ class NondeterministicSeedValue(Rule):
         """Whether a call seeding `rng` comes before `draw` in the body of the current scope."""
         index = index_for(self.context)
         seeds = _SeedingCalls(self, rng)
-        self.context.scopes[-1].visit(seeds)
+        walk(self.context.scopes[-1], seeds)
         return any(index.order(call) < index.order(draw) for call in seeds.found)
 
     def _in_worker_init(self) -> bool:
@@ -331,7 +332,7 @@ def _assignments(scope: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
         statements = scope.body if isinstance(scope, cst.Module) else []
     visitor = _Assignments(name)
     for statement in statements:
-        statement.visit(visitor)
+        walk(statement, visitor)
     return visitor.values
 
 
