@@ -7,9 +7,6 @@ ranges come out of one plain code generation pass with a tracking state, at abou
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
@@ -19,11 +16,13 @@ Range = tuple[Position, Position]
 
 
 class _TrackingState(CodegenState):
+    """Ranges are keyed by `id(node)`: a node's own `__hash__` is Python code, run per dict access."""
+
     def __init__(self, module: cst.Module) -> None:
         super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
         self.line = 1
         self.column = 0
-        self.ranges: dict[cst.CSTNode, tuple[tuple[int, int], tuple[int, int]]] = {}
+        self.ranges: dict[int, tuple[tuple[int, int], tuple[int, int]]] = {}
         self._stack: list[tuple[int, int]] = []
 
     def add_token(self, value: str) -> None:
@@ -45,27 +44,35 @@ class _TrackingState(CodegenState):
     def after_codegen(self, node: cst.CSTNode) -> None:
         start = self._stack.pop()
         # A syntactic position recorded inside the node wins over the whitespace-inclusive one.
-        if node not in self.ranges:
-            self.ranges[node] = (start, (self.line, self.column))
+        self.ranges.setdefault(id(node), (start, (self.line, self.column)))
 
-    @contextmanager
     def record_syntactic_position(
         self,
         node: cst.CSTNode,
         *,
         start_node: cst.CSTNode | None = None,
         end_node: cst.CSTNode | None = None,
-    ) -> Iterator[None]:
-        start = (self.line, self.column)
-        try:
-            yield
-        finally:
-            end = (self.line, self.column)
-            if start_node is not None:
-                start = self.ranges[start_node][0]
-            if end_node is not None:
-                end = self.ranges[end_node][1]
-            self.ranges[node] = (start, end)
+    ) -> _SyntacticRange:
+        return _SyntacticRange(self, node, start_node, end_node)
+
+
+class _SyntacticRange:
+    """`record_syntactic_position` as a plain context manager: a generator-based one costs several
+    times more, and it is entered for most nodes."""
+
+    __slots__ = ("state", "node", "start_node", "end_node", "start")
+
+    def __init__(self, state: _TrackingState, node: cst.CSTNode, start_node: cst.CSTNode | None, end_node: cst.CSTNode | None) -> None:
+        self.state, self.node, self.start_node, self.end_node = state, node, start_node, end_node
+
+    def __enter__(self) -> None:
+        self.start = (self.state.line, self.state.column)
+
+    def __exit__(self, *exception: object) -> None:
+        state = self.state
+        start = self.start if self.start_node is None else state.ranges[id(self.start_node)][0]
+        end = (state.line, state.column) if self.end_node is None else state.ranges[id(self.end_node)][1]
+        state.ranges[id(self.node)] = (start, end)
 
 
 class Positions:
@@ -77,7 +84,7 @@ class Positions:
         self._ranges = state.ranges
 
     def range(self, node: cst.CSTNode) -> Range:
-        (start_line, start_column), (end_line, end_column) = self._ranges[node]
+        (start_line, start_column), (end_line, end_column) = self._ranges[id(node)]
         return Position(start_line, start_column), Position(end_line, end_column)
 
     def start(self, node: cst.CSTNode) -> Position:
