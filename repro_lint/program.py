@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Callable, Collection, Iterable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from repro_lint.events import Event, short, tables
@@ -67,7 +67,7 @@ class Program:
 class Located:
     """An event and the module it happens in."""
 
-    module: ModuleFacts
+    module: ModuleFacts = field(hash=False)  # hashing a module's facts hashes all of them, every time
     event: Event
 
     @property
@@ -97,7 +97,13 @@ class ProjectModel:
         # The project pass asks the same questions once per rule and per program: answer each once.
         self._module_cache: dict[tuple[str, str | None], str | None] = {}
         self._symbol_cache: dict[tuple[str, str | None], str | None] = {}
-        self._callee_cache: dict[tuple[CallFact, str], tuple[str, ...]] = {}
+        # Keyed by the call's identity: hashing a call fact hashes all its fields, millions of times on
+        # a large project. The facts live as long as the model, so identities stay unique.
+        self._callee_cache: dict[tuple[int, str], tuple[str, ...]] = {}
+        self._process_calls_cache: dict[str, list[tuple[str, CallFact]]] = {}
+        self._module_sets: dict[tuple[str, ...], frozenset[str]] = {}
+        self._run_now_cache: dict[tuple[int, str], tuple[str, ...]] = {}
+        self._calls_of_cache: dict[str, list[tuple[str, CallFact]]] = {}
         self._reachable_cache: dict[str, list[str]] = {}
         self._reachable_set_cache: dict[str, frozenset[str]] = {}
         self._program_modules_cache: dict[str, tuple[str, ...]] = {}
@@ -214,12 +220,12 @@ class ProjectModel:
             return None
         return None
 
-    def callees(self, call: CallFact, caller_module: str, fallback_within: Collection[str] | None = None) -> tuple[str, ...]:
+    def callees(self, call: CallFact, caller_module: str, fallback_within: frozenset[str] | None = None) -> tuple[str, ...]:
         """Project functions a call may reach. `obj.method()` on an unknown object may be any method of
         that name in `fallback_within` (the program's own modules): over-approximating there keeps
         "does this program seed / train?" from missing code written as methods. Without
         `fallback_within` only resolved callees count (where a wrong guess would raise a finding)."""
-        key = (call, caller_module)
+        key = (id(call), caller_module)
         resolved = self._callee_cache.get(key)
         if resolved is None:
             if call.reference:
@@ -230,7 +236,15 @@ class ProjectModel:
             self._callee_cache[key] = resolved
         if resolved or fallback_within is None or call.method is None or call.targets or call.method.startswith("__"):
             return resolved
-        return self._methods_within(call.method, frozenset(fallback_within))
+        return self._methods_within(call.method, fallback_within)
+
+    def _module_set(self, modules: tuple[str, ...]) -> frozenset[str]:
+        """One set object per program's modules: `_methods_within` is cached by it, and comparing two
+        equal sets of thousands of modules on every look-up cost seconds."""
+        found = self._module_sets.get(modules)
+        if found is None:
+            found = self._module_sets[modules] = frozenset(modules)
+        return found
 
     def _methods_within(self, method: str, within: frozenset[str]) -> tuple[str, ...]:
         """Methods named `method` in the modules `within`: asked for every unresolved `obj.method()`
@@ -251,8 +265,14 @@ class ProjectModel:
         process runs there, not here."""
         if call.launcher:
             return ()
-        named = {self.resolve_symbol(target, caller_module) for target in call.targets}
-        return tuple(name for name in self.callees(call, caller_module) if name in named or name.endswith(".__init__"))
+        key = (id(call), caller_module)
+        found = self._run_now_cache.get(key)
+        if found is None:
+            named = {self.resolve_symbol(target, caller_module) for target in call.targets}
+            found = self._run_now_cache[key] = tuple(
+                name for name in self.callees(call, caller_module) if name in named or name.endswith(".__init__")
+            )
+        return found
 
     def _entry_calls(self, entry: str, modules: Collection[str]) -> list[tuple[str, CallFact]]:
         """Calls made when `entry` runs: module-level code of every module it imports, and the
@@ -269,7 +289,7 @@ class ProjectModel:
         return cached
 
     def _follow_calls(self, entry: str, modules: tuple[str, ...]) -> list[str]:
-        within = frozenset(modules)
+        within = self._module_set(modules)
 
         def callees(call: CallFact, module: str) -> tuple[str, ...]:
             return self.callees(call, module, within)
@@ -369,14 +389,16 @@ class ProjectModel:
     def _reachable(self, program: Program) -> list[str]:
         return self._walk(program.entry.module)
 
-    def _call_guards(self, program: Program) -> dict[str, str | None]:
-        """For each reachable function, the seed option guarding every call to it (`args.seed` when
+    def _call_guards(self, program: Program, seeding: frozenset[str]) -> dict[str, str | None]:
+        """For each function in `seeding`, the seed option guarding every call to it (`args.seed` when
         all its calls sit under `if args.seed is not None:`), else None."""
-        guards: dict[str, set[str | None]] = {}
-        within = frozenset(program.modules)
-        for module, call in self._process_calls(program):
-            for callee in self.callees(call, module, within):
-                guards.setdefault(callee, set()).add(call.guard)
+        guards: dict[str, set[str | None]] = {name: set() for name in seeding}
+        if seeding:
+            within = self._module_set(program.modules)
+            for module, call in self._process_calls(program):
+                for callee in self.callees(call, module, within):
+                    if callee in seeding:
+                        guards[callee].add(call.guard)
         return {name: next(iter(found)) if len(found) == 1 else None for name, found in guards.items()}
 
     def events(self, program: Program) -> list[Located]:
@@ -392,8 +414,10 @@ class ProjectModel:
         found = [Located(self.modules[module], event) for module in program.modules for event in self.modules[module].module_events]
         if program.worker is None:
             found.extend(Located(entry, event) for event in entry.main_events)
-        call_guards = self._call_guards(program)
-        for name in self._process_functions(program):
+        functions = self._process_functions(program)
+        # Guards matter only to seed events: the calls of a large program are many, its seeding functions few.
+        call_guards = self._call_guards(program, frozenset(name for name in functions if any(event.kind == "seed" for event in self.functions[name].events)))
+        for name in functions:
             module = self.modules[self._module_of_function[name]]
             guard = call_guards.get(name)
             found.extend(
@@ -468,7 +492,7 @@ class ProjectModel:
             return cached
         if program.worker is None and not any(self._module_processes[module][1] for module in program.modules):
             return self._walk(program.entry.module)  # nothing starts elsewhere: every call runs here
-        within = frozenset(program.modules)
+        within = self._module_set(program.modules)
         fresh_default = self._fresh_default(program)
         launched = self._launched_fresh(program, fresh_default)
 
@@ -490,10 +514,20 @@ class ProjectModel:
 
     def _process_calls(self, program: Program) -> list[tuple[str, CallFact]]:
         """The calls made in `program`'s own process, with the module making each."""
-        calls = self._process_roots(program)
-        for name in self._process_functions(program):
-            calls.extend((self._module_of_function[name], call) for call in self.functions[name].calls)
+        calls = self._process_calls_cache.get(program.key)
+        if calls is None:
+            calls = self._process_calls_cache[program.key] = self._process_roots(program)
+            for name in self._process_functions(program):
+                calls.extend(self._calls_of(name))
         return calls
+
+    def _calls_of(self, function: str) -> list[tuple[str, CallFact]]:
+        """The calls `function` makes, each with its module: asked for by every program reaching it."""
+        found = self._calls_of_cache.get(function)
+        if found is None:
+            module = self._module_of_function[function]
+            found = self._calls_of_cache[function] = [(module, call) for call in self.functions[function].calls]
+        return found
 
     def _callees_here(
         self, call: CallFact, module: str, within: frozenset[str], launched: frozenset[str], fresh_default: bool
