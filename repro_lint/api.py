@@ -11,13 +11,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from repro_lint.cache import AnalysisCache
+from repro_lint.cache import AnalysisCache, LastRun, RecordedRun
 from repro_lint.analysis import FileAnalysis, ModuleIdentity, parses, syntax_error
 from repro_lint.config import Settings
 from repro_lint.declared import declared
 from repro_lint.discovery import SCANNED_SUFFIXES, SourcePath, discover, project_files, project_root
 from repro_lint.fixes import MAX_FIX_ROUNDS, applicable, apply_fixes, unified_diff, write_atomically
-from repro_lint.program import ProjectModel
+from repro_lint.program import Declared, ProjectModel
 from repro_lint.progress import Progress
 from repro_lint.registry import REGISTRY
 from repro_lint.rules.base import ProgramRule, Rule
@@ -110,30 +110,62 @@ class Engine:
 
     def findings(self, projects: Sequence[_Project]) -> list[Finding]:
         found: list[Finding] = []
-        self._analyze_pending(projects)
+        runs = {id(project): self._last_run(project) for project in projects}
+        pending = []
         for project in projects:
-            modules = project.modules
-            analyses = [self._analyze(module) for module in modules]
-            model = ProjectModel(
-                (analysis.facts for analysis in analyses if analysis.facts is not None), self.settings.entry_points
-            )
-            if self.program_rules:
-                entries = [program.entry.path for program in model.programs]
-                model.declared = declared(project.root, entries, self.settings.target_torch_version)
-            by_display = {module.display: module for module in modules if module.report}
-            candidates = [finding for module in modules if module.report for finding in self._analyze(module).findings]
-            candidates = [finding for finding in candidates if self._keep_local(finding, by_display, model)]
-            # Program rules know modules by their project-relative path; report them under the display path.
-            by_relative = {module.identity.relative_path: module for module in modules if module.report}
-            for rule in self.program_rules:
-                candidates.extend(
-                    replace(finding, path=by_relative[finding.path].display)
-                    for finding in rule.check(model)
-                    if finding.path in by_relative
-                )
-            found.extend(finding for finding in candidates if self._reported(finding, by_display[finding.path]))
-            found.extend(self._unused_noqa(by_display.values()))
+            recorded = self._recorded(project, runs[id(project)])
+            if recorded is None:
+                pending.append(project)
+            else:
+                found.extend(recorded)
+        self._analyze_pending(pending)
+        for project in pending:
+            found.extend(self._project_findings(project, runs[id(project)]))
         return sorted(found, key=lambda finding: finding.sort_key)
+
+    def _last_run(self, project: _Project) -> LastRun | None:
+        if not (self.use_cache and project.root):
+            return None
+        modules = ((module.display, _cache_identity(module), module.text) for module in project.modules)
+        return LastRun(project.root, f"{self.settings!r}:{self.honour_noqa}", modules)
+
+    def _recorded(self, project: _Project, last_run: LastRun | None) -> list[Finding] | None:
+        """The last run's findings, where the project's files, the settings and the declarations
+        that decided them (read again from the entries' folders then) are all unchanged."""
+        recorded = last_run.load() if last_run is not None else None
+        if recorded is None:
+            return None
+        if recorded.entries is not None and self._declared(project, recorded.entries) != recorded.declared:
+            return None
+        return recorded.findings
+
+    def _declared(self, project: _Project, entries: Iterable[str]) -> Declared:
+        return declared(project.root, entries, self.settings.target_torch_version)
+
+    def _project_findings(self, project: _Project, last_run: LastRun | None) -> list[Finding]:
+        modules = project.modules
+        analyses = [self._analyze(module) for module in modules]
+        model = ProjectModel((analysis.facts for analysis in analyses if analysis.facts is not None), self.settings.entry_points)
+        entries = None
+        if self.program_rules:
+            entries = tuple(program.entry.path for program in model.programs)
+            model.declared = self._declared(project, entries)
+        by_display = {module.display: module for module in modules if module.report}
+        candidates = [finding for module in modules if module.report for finding in self._analyze(module).findings]
+        candidates = [finding for finding in candidates if self._keep_local(finding, by_display, model)]
+        # Program rules know modules by their project-relative path; report them under the display path.
+        by_relative = {module.identity.relative_path: module for module in modules if module.report}
+        for rule in self.program_rules:
+            candidates.extend(
+                replace(finding, path=by_relative[finding.path].display)
+                for finding in rule.check(model)
+                if finding.path in by_relative
+            )
+        found = [finding for finding in candidates if self._reported(finding, by_display[finding.path])]
+        found.extend(self._unused_noqa(by_display.values()))
+        if last_run is not None:
+            last_run.store(RecordedRun(found, entries, model.declared if entries is not None else None))
+        return found
 
     def _unused_noqa(self, modules: Iterable[_Module]) -> list[Finding]:
         """REP002, once `_reported` has judged every other finding: which `# noqa` comments suppressed
@@ -227,6 +259,7 @@ def _module_for(path: Path, display: str, root: Path, report: bool) -> _Module |
 def _projects(sources: Sequence[SourcePath], given: Sequence[Path], settings: Settings) -> list[_Project]:
     """Group the files to lint by project, adding the project's other modules for their facts."""
     roots: dict[Path | None, list[SourcePath]] = {}
+    discovered = [source.path for source in sources]
     for source in sources:
         roots.setdefault(project_root(source.path.parent), []).append(source)
     projects = []
@@ -246,7 +279,12 @@ def _projects(sources: Sequence[SourcePath], given: Sequence[Path], settings: Se
         modules = [_module_for(source.path, source.display, root, True) for source in members]
         if any(source.path.suffix not in SCANNED_SUFFIXES for source in members):
             # Python modules need the project's other modules for their facts; scripts and configs do not.
-            modules += [_module_for(path, path.as_posix(), root, False) for path in project_files(root, settings) if path not in reported]
+            if any(folder.is_dir() and folder.resolve() == root for folder in given):
+                # The walk of the root found them all already (some under a nested project's marker).
+                files = [path for path in discovered if root in path.parents and path.suffix not in SCANNED_SUFFIXES]
+            else:
+                files = project_files(root, settings)
+            modules += [_module_for(path, path.as_posix(), root, False) for path in files if path not in reported]
         projects.append(_Project(root, [module for module in modules if module is not None]))
     return projects
 
@@ -300,6 +338,7 @@ def _add_noqa(engine: Engine, projects: list[_Project]) -> LintResult:
     for finding in engine.findings(projects):
         if finding.code not in NOT_SILENCED_BY_ADD_NOQA and takes_noqa(finding.path):
             wanted.setdefault(finding.path, {}).setdefault(finding.start.line, []).append(finding.code)
+    engine._analyze_pending(projects)  # the last run's findings may have spared the analyses, whose suppressions are needed
     modules = {module.display: module for project in projects for module in project.modules if module.report and module.display in wanted}
     originals = {display: module.text for display, module in modules.items()}
     placed: dict[str, dict[int, int]] = {}

@@ -1,6 +1,7 @@
-"""A per-file cache of analyses (findings, facts, suppressions), so an unchanged file is never parsed
-again. Entries are keyed by the file's text, where it sits, the settings and the tool's own build;
-the project pass always runs again, from the cached facts."""
+"""The cache at a project's root: per file, its analysis (findings, facts, suppressions), so an
+unchanged file is never parsed again; per project, the findings of the last run, so an unchanged
+project is answered without loading one analysis or running the project pass. Entries are keyed by
+the files' texts, where they sit, the settings and the tool's own build."""
 
 from __future__ import annotations
 
@@ -10,12 +11,14 @@ import pickle
 import shutil
 import tempfile
 from collections.abc import Iterable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 
 from repro_lint.analysis import FileAnalysis
 from repro_lint.discovery import project_root
+from repro_lint.program import Declared
+from repro_lint.rules.base import Finding
 
 CACHE_FOLDER = ".repro_lint_cache"
 
@@ -51,21 +54,56 @@ class AnalysisCache:
         return replace(found, text=text) if isinstance(found, FileAnalysis) else None
 
     def store(self, display: str, identity: str, text: str, analysis: FileAnalysis) -> None:
-        path = self._path(display, identity, text)
-        try:
-            self._prepare()
-            path.parent.mkdir(exist_ok=True)
-            handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-            with os.fdopen(handle, "wb") as stream:
-                pickle.dump(replace(analysis, text=""), stream, protocol=pickle.HIGHEST_PROTOCOL)  # the key holds it
-            os.replace(temporary, path)
-        except OSError:
-            pass  # a read-only project is linted without a cache
+        _store(self.folder, self._path(display, identity, text), replace(analysis, text=""))  # the key holds the text
 
-    def _prepare(self) -> None:
-        if not self.folder.is_dir():
-            self.folder.mkdir(parents=True, exist_ok=True)
-            (self.folder / ".gitignore").write_text("# Created by repro-lint.\n*\n", encoding="utf-8")
+
+@dataclass(frozen=True)
+class RecordedRun:
+    """A project's findings, and the entry modules whose folders' declarations (requirements, configs)
+    decided them: None where no program rule ran and no declaration was read."""
+
+    findings: list[Finding]
+    entries: tuple[str, ...] | None
+    declared: Declared | None
+
+
+class LastRun:
+    """The findings of the last run over one project with one set of settings."""
+
+    def __init__(self, root: Path, settings_key: str, modules: Iterable[tuple[str, str, str]]) -> None:
+        self.folder = root / CACHE_FOLDER
+        self.path = self.folder / f"run-{hashlib.sha256(settings_key.encode()).hexdigest()[:16]}.pickle"
+        digest = hashlib.sha256(f"{_tool_build()}\0{settings_key}".encode())
+        for display, identity, text in modules:
+            digest.update(f"\0{display}\0{identity}\0{len(text)}\0".encode())
+            digest.update(text.encode("utf-8", "surrogatepass"))
+        self.key = digest.hexdigest()
+
+    def load(self) -> RecordedRun | None:
+        try:
+            with self.path.open("rb") as stream:
+                key, recorded = pickle.load(stream)
+        except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, IndexError, TypeError, ValueError):
+            return None
+        return recorded if key == self.key and isinstance(recorded, RecordedRun) else None
+
+    def store(self, recorded: RecordedRun) -> None:
+        _store(self.folder, self.path, (self.key, recorded))
+
+
+def _store(folder: Path, path: Path, value: object) -> None:
+    """Write atomically: a reader sees the old entry or the new one, never half of one."""
+    try:
+        if not folder.is_dir():
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / ".gitignore").write_text("# Created by repro-lint.\n*\n", encoding="utf-8")
+        path.parent.mkdir(exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        with os.fdopen(handle, "wb") as stream:
+            pickle.dump(value, stream, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(temporary, path)
+    except OSError:
+        pass  # a read-only project is linted without a cache
 
 
 def cache_folders(paths: Iterable[Path]) -> list[Path]:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import textwrap
+
+from repro_lint import workers
 from repro_lint.api import lint_paths
-from repro_lint.cache import CACHE_FOLDER
+from repro_lint.cache import CACHE_FOLDER, AnalysisCache
 from repro_lint.config import Settings
 
 TRAIN = "import torch\nfrom torch.utils.data import random_split\nif __name__ == '__main__':\n    random_split(ds, [1, 1])\n    torch.nn.Linear(2, 2)(torch.ones(2)).sum().backward()\n"
@@ -19,9 +22,50 @@ def test_cached_run_gives_the_same_findings(project):
     assert not (root / CACHE_FOLDER).exists()
     assert _lint(root) == fresh
     entries = list((root / CACHE_FOLDER).rglob("*.pickle"))
-    assert len(entries) == 2
+    assert len(entries) == 3  # each file's analysis, and the run's findings
     assert (root / CACHE_FOLDER / ".gitignore").read_text().strip().endswith("*")
     assert _lint(root) == fresh  # from the cache
+
+
+def test_unchanged_project_is_answered_from_the_last_run(project, monkeypatch):
+    root = project({"train.py": TRAIN, "models/net.py": "import torch\ndef build():\n    return torch.nn.Linear(2, 2)\n"})
+    fresh = _lint(root)
+
+    def analysed(*args, **kwargs):
+        raise AssertionError("an unchanged project was analysed again")
+
+    monkeypatch.setattr(AnalysisCache, "load", analysed)
+    monkeypatch.setattr(workers, "analyze", analysed)
+    assert _lint(root) == fresh
+
+
+DETERMINISTIC_ON_CUDA = textwrap.dedent("""
+    import torch
+
+    def train():
+        torch.manual_seed(0)
+        torch.use_deterministic_algorithms(True)
+        model = torch.nn.Conv2d(3, 3, 3).cuda()
+        model(torch.ones(1, 3, 4, 4).cuda()).sum().backward()
+
+    if __name__ == "__main__":
+        train()
+""")
+
+
+def test_last_run_is_not_reused_when_the_declared_torch_version_changes(project):
+    root = project({"train.py": DETERMINISTIC_ON_CUDA, "requirements.txt": "torch==2.1.0\n"})
+    assert "REP304" in [code for _, _, code, _ in _lint(root)]  # CUBLAS_WORKSPACE_CONFIG is needed before 2.10
+    (root / "requirements.txt").write_text("torch==2.12.0\n")
+    assert "REP304" not in [code for _, _, code, _ in _lint(root)]
+    assert _lint(root) == _lint(root, use_cache=False)
+
+
+def test_last_run_is_not_reused_with_other_settings(project):
+    root = project({"train.py": TRAIN})
+    assert "REP203" in [code for _, _, code, _ in _lint(root)]
+    ignoring = [f.code for f in lint_paths([root], Settings(ignore=("REP203",)), use_cache=True).findings]
+    assert "REP203" not in ignoring
 
 
 def test_edited_file_is_analysed_again(project):

@@ -78,8 +78,11 @@ def test_same_findings_with_one_and_two_jobs_cache_and_hash_seeds(big_project):
     assert _check(big_project, "--jobs", "2", "--no-cache", hash_seed="1") == reference
     assert not (big_project / CACHE_FOLDER).exists()
     assert _check(big_project, "--jobs", "2", hash_seed="2") == reference  # fills the cache
-    assert len(list((big_project / CACHE_FOLDER).rglob("*.pickle"))) == workers.POOL_MIN_FILES + 8
-    assert _check(big_project, "--jobs", "1", hash_seed="3") == reference  # read from the cache
+    assert len(list((big_project / CACHE_FOLDER).glob("*/*.pickle"))) == workers.POOL_MIN_FILES + 8  # one per file
+    (last_run,) = (big_project / CACHE_FOLDER).glob("run-*.pickle")
+    assert _check(big_project, "--jobs", "1", hash_seed="3") == reference  # the last run's findings
+    last_run.unlink()
+    assert _check(big_project, "--jobs", "1", hash_seed="4") == reference  # each file's analysis from the cache
 
 
 def test_damaged_cache_entries_are_rebuilt_by_the_pool(big_project):
