@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Literal
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
-from repro_lint.names import NameResolver, ScopeNode
+from repro_lint.names import SCOPE_TYPES, NameResolver, ScopeNode
 from repro_lint.rules.base import Applicability
 from repro_lint.traversal import walk
 
@@ -18,9 +18,6 @@ if TYPE_CHECKING:
     from repro_lint.config import Settings
     from repro_lint.seed_values import ArgparseSeed
     from repro_lint.rules.base import Rule
-
-# Compared by exact type: `isinstance` against LibCST's abstract node classes is slow per node.
-_SCOPE_TYPES = frozenset((cst.Module, cst.FunctionDef, cst.ClassDef, cst.Lambda))
 
 
 @dataclass(frozen=True)
@@ -138,7 +135,7 @@ class BatchedVisitor(cst.CSTVisitor):
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         self.context.ancestors.append(node)
-        if type(node) in _SCOPE_TYPES:
+        if type(node) in SCOPE_TYPES:
             self.context.scopes.append(node)
         for handler in self._visit.get(type(node).__name__, ()):
             handler(node)
@@ -147,6 +144,6 @@ class BatchedVisitor(cst.CSTVisitor):
     def on_leave(self, original_node: cst.CSTNode) -> None:
         for handler in self._leave.get(type(original_node).__name__, ()):
             handler(original_node)
-        if type(original_node) in _SCOPE_TYPES:
+        if type(original_node) in SCOPE_TYPES:
             self.context.scopes.pop()
         self.context.ancestors.pop()

@@ -30,11 +30,9 @@ from libcst._nodes.internal import CodegenState
 
 from repro_lint.context import FileContext, NodeEdit
 from repro_lint.knowledge import load
-from repro_lint.names import dotted_name
+from repro_lint.names import SCOPE_TYPES, ScopeNode, dotted_name
 from repro_lint.traversal import walk
 
-ScopeNode = cst.Module | cst.FunctionDef | cst.ClassDef | cst.Lambda
-_SCOPES = (cst.Module, cst.FunctionDef, cst.ClassDef, cst.Lambda)
 _TARGET_WRAPPERS = (cst.Tuple, cst.List, cst.Element, cst.StarredElement)
 
 Role = Literal["use", "bind", "augment"]
@@ -69,14 +67,14 @@ class ModuleIndex(cst.CSTVisitor):
             if dotted is not None:
                 self._occurrences[dotted].append(node)
                 self._scope[node] = self._scopes[-1]
-        if isinstance(node, _SCOPES):
+        if type(node) in SCOPE_TYPES:
             self._scopes.append(node)
         return True
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
         self._end[original_node] = self._counter - 1
         self._stack.pop()
-        if isinstance(original_node, _SCOPES):
+        if type(original_node) in SCOPE_TYPES:
             self._scopes.pop()
 
     def _is_reference(self, node: cst.Name | cst.Attribute) -> bool:
@@ -116,7 +114,7 @@ class ModuleIndex(cst.CSTVisitor):
         if node in self._scope:
             return self._scope[node]
         for ancestor in self.ancestors(node):
-            if isinstance(ancestor, _SCOPES) and ancestor is not node:
+            if type(ancestor) in SCOPE_TYPES and ancestor is not node:
                 return ancestor
         return self.module
 
@@ -207,7 +205,7 @@ class ModuleIndex(cst.CSTVisitor):
         is not the variable of the same name outside it."""
         head = dotted.partition(".")[0]
         for ancestor in self.ancestors(node):
-            if isinstance(ancestor, _SCOPES):
+            if type(ancestor) in SCOPE_TYPES:
                 return False
             if isinstance(ancestor, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
                 clause: cst.CompFor | None = ancestor.for_in

@@ -18,7 +18,7 @@ from typing import TypeVar
 import libcst as cst
 
 from repro_lint.context import FileContext, NodeEdit
-from repro_lint.dataflow import ModuleIndex, OwnScopeVisitor, ScopeNode, bound_values, code_in_place, index_for, scope_chain
+from repro_lint.dataflow import ModuleIndex, OwnScopeVisitor, bound_values, code_in_place, index_for, scope_chain
 from repro_lint.dataloader_calls import (
     CALL_METHODS,
     ITEM_METHODS,
@@ -36,7 +36,7 @@ from repro_lint.dataloader_calls import (
     workers_may_run,
 )
 from repro_lint.edits import argument, has_star_args, with_keyword
-from repro_lint.names import dotted_name
+from repro_lint.names import ScopeNode, dotted_name
 from repro_lint.positions import Positions
 from repro_lint.rules.base import Edit
 from repro_lint.source import LineIndex, Position

@@ -126,8 +126,8 @@ class Excluder:
     def __init__(self, settings: Settings) -> None:
         base = settings.exclude if settings.exclude is not None else DEFAULT_EXCLUDE
         patterns = (*base, *settings.extend_exclude)
-        self.root = settings.config_dir or Path.cwd().resolve()
-        self._root_prefix = self.root.as_posix().rstrip("/") + "/"
+        root = settings.config_dir or Path.cwd().resolve()
+        self._root_prefix = root.as_posix().rstrip("/") + "/"
         self._names = _any_of(patterns)
         self._paths = _any_of((*patterns, *(pattern.rstrip("/") + "/*" for pattern in patterns)))
 
@@ -141,9 +141,9 @@ def _any_of(patterns: Sequence[str]) -> re.Pattern[str]:
     return re.compile("|".join(fnmatch.translate(pattern) for pattern in patterns) or "(?!)")
 
 
-def display_path(path: Path, cwd: Path | None = None) -> str:
+def display_path(path: Path, cwd: Path) -> str:
     try:
-        return path.relative_to(cwd or Path.cwd().resolve()).as_posix()
+        return path.relative_to(cwd).as_posix()
     except ValueError:
         return path.as_posix()
 

@@ -18,6 +18,9 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 ScopeNode = cst.Module | cst.FunctionDef | cst.ClassDef | cst.Lambda
+# Compared by exact type (`type(node) in SCOPE_TYPES`): `isinstance` against LibCST's abstract node
+# classes is slow, and traversals ask it of every node.
+SCOPE_TYPES = frozenset((cst.Module, cst.FunctionDef, cst.ClassDef, cst.Lambda))
 
 _BUILTINS = frozenset(dir(builtins))
 
