@@ -4,45 +4,18 @@ traversal, and turn what they report into positioned findings and fixes."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 import libcst as cst
 
 from repro_lint.config import Settings
 from repro_lint.context import BatchedVisitor, FileContext, NodeEdit, PendingFix, PendingReport
-from repro_lint.facts import FactsCollector, ModuleFacts
+from repro_lint.facts import FactsCollector
+from repro_lint.file_analysis import FileAnalysis, ModuleIdentity, syntax_error
 from repro_lint.positions import Positions
 from repro_lint.rules.base import Edit, Finding, Fix, Rule
-from repro_lint.rules.syntax import SyntaxErrorRule
 from repro_lint.source import LineIndex, Position
-from repro_lint.suppression import Suppressions, python_suppressions
+from repro_lint.suppression import python_suppressions
 from repro_lint.traversal import walk
-
-
-@dataclass(frozen=True)
-class ModuleIdentity:
-    """Where a file sits in its project: its dotted module name and its path relative to the root."""
-
-    name: str
-    is_package: bool
-    relative_path: str
-
-    @classmethod
-    def from_relative_path(cls, relative_path: str) -> ModuleIdentity:
-        parts = relative_path.removesuffix(".py").split("/")
-        is_package = parts[-1] == "__init__"
-        if is_package:
-            parts = parts[:-1]
-        return cls(".".join(parts) or "__init__", is_package, relative_path)
-
-
-@dataclass
-class FileAnalysis:
-    display: str
-    text: str
-    findings: list[Finding]
-    facts: ModuleFacts | None
-    suppressions: Suppressions = field(default_factory=Suppressions)
 
 
 def parse(text: str) -> cst.Module:
@@ -55,12 +28,6 @@ def parses(text: str) -> bool:
     except (cst.ParserSyntaxError, RecursionError):
         return False
     return True
-
-
-def syntax_error(display: str, text: str, message: str, line: int, column: int) -> FileAnalysis:
-    position = Position(line, column)
-    finding = Finding(SyntaxErrorRule.code, SyntaxErrorRule.name, message, display, position, position)
-    return FileAnalysis(display, text, [finding], None)
 
 
 def _parse_failure(text: str, error: cst.ParserSyntaxError) -> tuple[str, int, int]:

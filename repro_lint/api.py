@@ -10,22 +10,23 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from repro_lint.cache import AnalysisCache, LastRun, RecordedRun
-from repro_lint.analysis import FileAnalysis, ModuleIdentity, parses, syntax_error
 from repro_lint.config import Settings
-from repro_lint.declared import declared
+from repro_lint.declared import Declared, declared
 from repro_lint.discovery import SCANNED_SUFFIXES, SourcePath, discover, project_files, project_root
+from repro_lint.file_analysis import FileAnalysis, ModuleIdentity, syntax_error
 from repro_lint.fixes import MAX_FIX_ROUNDS, applicable, apply_fixes, unified_diff, write_atomically
-from repro_lint.program import Declared, ProjectModel
 from repro_lint.progress import Progress
-from repro_lint.registry import REGISTRY
-from repro_lint.rules.base import ProgramRule, Rule
-from repro_lint.rules.base import Finding
+from repro_lint.rules.base import Finding, ProgramRule, Rule, RuleMeta
 from repro_lint.source import UnreadableSource, read_source
+from repro_lint.sources import notebook, scanner_for, validator_for
 from repro_lint.suppression import NOT_SILENCED_BY_ADD_NOQA, UNUSED_NOQA, add_noqa, takes_noqa, unused_noqa
 from repro_lint.workers import Task, analyse_all
-from repro_lint.sources import notebook, scanner_for, validator_for
+
+if TYPE_CHECKING:
+    from repro_lint.program import ProjectModel
 
 
 @dataclass
@@ -65,10 +66,7 @@ class Engine:
         self.use_cache = use_cache
         self.jobs = jobs
         self.progress = progress
-        enabled = settings.enabled_codes
-        chosen = [REGISTRY[code] for code in sorted(enabled)]
-        self.program_rules: list[ProgramRule] = [rule() for rule in chosen if issubclass(rule, ProgramRule)]
-        self.enabled = enabled
+        self.enabled = settings.enabled_codes
 
     @staticmethod
     def _analyze(module: _Module) -> FileAnalysis:
@@ -143,19 +141,26 @@ class Engine:
         return declared(project.root, entries, self.settings.target_torch_version)
 
     def _project_findings(self, project: _Project, last_run: LastRun | None) -> list[Finding]:
+        # The rules and the program model are imported only here and in the workers: a run that the
+        # last run's records answer never loads them, nor LibCST.
+        from repro_lint.program import ProjectModel
+        from repro_lint.registry import REGISTRY
+
+        chosen = [REGISTRY[code] for code in sorted(self.enabled)]
+        program_rules = [rule() for rule in chosen if issubclass(rule, ProgramRule)]
         modules = project.modules
         analyses = [self._analyze(module) for module in modules]
         model = ProjectModel((analysis.facts for analysis in analyses if analysis.facts is not None), self.settings.entry_points)
         entries = None
-        if self.program_rules:
+        if program_rules:
             entries = tuple(program.entry.path for program in model.programs)
             model.declared = self._declared(project, entries)
         by_display = {module.display: module for module in modules if module.report}
         candidates = [finding for module in modules if module.report for finding in self._analyze(module).findings]
-        candidates = [finding for finding in candidates if self._keep_local(finding, by_display, model)]
+        candidates = [finding for finding in candidates if self._keep_local(REGISTRY[finding.code], finding, by_display, model)]
         # Program rules know modules by their project-relative path; report them under the display path.
         by_relative = {module.identity.relative_path: module for module in modules if module.report}
-        for rule in self.program_rules:
+        for rule in program_rules:
             candidates.extend(
                 replace(finding, path=by_relative[finding.path].display)
                 for finding in rule.check(model)
@@ -182,8 +187,7 @@ class Engine:
         return found
 
     @staticmethod
-    def _keep_local(finding: Finding, modules: dict[str, _Module], model: ProjectModel) -> bool:
-        rule = REGISTRY[finding.code]
+    def _keep_local(rule: type[RuleMeta], finding: Finding, modules: dict[str, _Module], model: ProjectModel) -> bool:
         if not (isinstance(rule, type) and issubclass(rule, Rule)):
             return True
         module = modules[finding.path].identity.name
@@ -223,7 +227,7 @@ class Engine:
                     fixes = [finding.fix for finding in by_path.get(module.display, ()) if finding.fix is not None]
                     if not fixes:
                         continue
-                    text, count = apply_fixes(module.text, fixes, validator_for(module.display) or parses)
+                    text, count = apply_fixes(module.text, fixes, validator_for(module.display))
                     if count:
                         module.text, module.analysis = text, None
                         fixed += count
@@ -345,7 +349,7 @@ def _add_noqa(engine: Engine, projects: list[_Project]) -> LintResult:
     for display, module in modules.items():
         python = module.notebook is not None or scanner_for(display) is None
         text, placed[display] = add_noqa(module.text, wanted[display], engine._analyze(module).suppressions, python)
-        if (validator_for(display) or parses)(text):
+        if validator_for(display)(text):
             module.text, module.analysis = text, None
         else:
             placed[display] = {}

@@ -15,9 +15,9 @@ from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 
-from repro_lint.analysis import FileAnalysis
+from repro_lint.file_analysis import FileAnalysis
 from repro_lint.discovery import project_root
-from repro_lint.program import Declared
+from repro_lint.declared import Declared
 from repro_lint.rules.base import Finding
 
 CACHE_FOLDER = ".repro_lint_cache"

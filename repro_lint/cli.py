@@ -14,8 +14,7 @@ from repro_lint.discovery import MissingPath
 from repro_lint.output import text
 from repro_lint.output.report import FORMATS, render_report, write_report
 from repro_lint.pages import page_text
-from repro_lint.probe.cli import probe
-from repro_lint.registry import REGISTRY
+from repro_lint.rules.catalog import CATALOG
 from repro_lint.workers import default_jobs
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -31,7 +30,22 @@ def _fail(message: str) -> None:
     sys.exit(EXIT_ERROR)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Commands(click.Group):
+    """The commands, with `probe` imported only when it is asked for: its module loads the probe
+    package, which `check`, run on every commit, does not need."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted([*super().list_commands(ctx), "probe"])
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name == "probe":
+            from repro_lint.probe.cli import probe
+
+            return probe
+        return super().get_command(ctx, cmd_name)
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="repro-lint")
 def main() -> None:
     """Find and fix the hidden randomness that makes PyTorch training runs irreproducible."""
@@ -150,7 +164,7 @@ def rules() -> None:
     """List every rule: code, name, default, fix."""
     rows = [
         (code, rule.name, "on" if rule.default_enabled else "off", rule.fix_availability.value)
-        for code, rule in sorted(REGISTRY.items())
+        for code, rule in sorted(CATALOG.items())
     ]
     header = ("code", "name", "default", "fix")
     widths = [max(len(row[column]) for row in [header, *rows]) for column in range(4)]
@@ -163,12 +177,10 @@ def rules() -> None:
 def explain(code: str) -> None:
     """Print the documentation page of rule CODE."""
     code = code.upper()
-    if code not in REGISTRY:
+    if code not in CATALOG:
         _fail(f"unknown rule code {code!r}; `repro-lint rules` lists them")
     page = page_text(code)
     if page is None:
         _fail(f"no documentation page found for {code}")
     click.echo(page, nl=False)
 
-
-main.add_command(probe)

@@ -14,7 +14,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
-from repro_lint.registry import REGISTRY
+from repro_lint.rules.catalog import CATALOG
 
 CONFIG_FILES = ("repro-lint.toml", "pyproject.toml")
 _VERSION = re.compile(r"^\d+(\.\d+){0,2}$")
@@ -40,7 +40,7 @@ class Settings:
     @property
     def enabled_codes(self) -> frozenset[str]:
         if self.select is None:
-            chosen = {code for code, rule in REGISTRY.items() if rule.default_enabled}
+            chosen = {code for code, rule in CATALOG.items() if rule.default_enabled}
         else:
             chosen = set(expand_codes(self.select))
         chosen |= expand_codes(self.extend_select)
@@ -72,7 +72,7 @@ class Settings:
 
 def expand_codes(selectors: Iterable[str]) -> set[str]:
     """Codes named by codes or prefixes (`REP2` is every REP2xx rule, `REP` every rule)."""
-    return {code for selector in selectors for code in REGISTRY if code.startswith(selector.upper())}
+    return {code for selector in selectors for code in CATALOG if code.startswith(selector.upper())}
 
 
 def check_codes(selectors: Iterable[str], where: str) -> None:

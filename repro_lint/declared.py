@@ -11,6 +11,7 @@ import os
 import re
 import sys
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 if sys.version_info >= (3, 11):
@@ -18,9 +19,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
-from repro_lint.events import CUBLAS_VARIABLE
-from repro_lint.program import Declared
-
+CUBLAS_VARIABLE = "CUBLAS_WORKSPACE_CONFIG"
 # PyTorch PR #161749 removed the check; 2.10 is the first release without it.
 CUBLAS_REQUIRED_BEFORE = (2, 10)
 
@@ -32,6 +31,25 @@ _SPEC = re.compile(r"(?P<op>[<>=!~]=?)\s*(?P<version>[0-9][0-9a-zA-Z.*+]*)")
 _REQUIREMENT_FILES = ("requirements*.txt", "setup.cfg", "setup.py", "environment.yml", "environment.yaml")
 _CONFIG_SUFFIXES = (".sh", ".bash", ".yaml", ".yml", ".json", ".env", ".cfg", ".toml", ".ini")
 _SKIP_FOLDERS = frozenset({".git", ".venv", "venv", "node_modules", "__pycache__", ".repro_lint_cache", "build", "dist"})
+
+
+@dataclass(frozen=True)
+class Declared:
+    """What the project declares outside its Python code, as the rules read it."""
+
+    torch_versions: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    cublas_in_configs: bool = False
+
+    def torch_version(self, entry_path: str) -> tuple[int, ...] | None:
+        """The lowest torch version admitted by the declarations from the entry module's folder up
+        to the project root."""
+        folder = entry_path.rpartition("/")[0]
+        versions = [
+            version
+            for declared_in, version in self.torch_versions
+            if not declared_in or folder == declared_in or folder.startswith(declared_in + "/")
+        ]
+        return min(versions) if versions else None
 
 
 def parse_version(text: str) -> tuple[int, ...]:

@@ -12,13 +12,13 @@ from functools import cache
 
 import libcst as cst
 
+from repro_lint.declared import CUBLAS_VARIABLE
 from repro_lint.edits import argument, keyword, literal
 from repro_lint.knowledge import load
 from repro_lint.names import dotted_name
 from repro_lint.traversal import walk
 
 TORCH, NUMPY, RANDOM = "torch", "numpy", "random"
-CUBLAS_VARIABLE = "CUBLAS_WORKSPACE_CONFIG"
 
 
 @dataclass(frozen=True)

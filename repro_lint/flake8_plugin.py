@@ -31,7 +31,7 @@ from typing import Any
 from repro_lint.api import lint_paths, lint_source
 from repro_lint.config import ConfigError, Settings, load_settings
 from repro_lint.discovery import discover, project_root
-from repro_lint.registry import REGISTRY
+from repro_lint.rules.catalog import CATALOG
 from repro_lint.rules.base import Finding
 
 PREFIX = "REP"
@@ -47,7 +47,7 @@ def opt_in_codes_selected(selectors: Sequence[str]) -> tuple[str, ...]:
     specific = tuple(selector.strip().upper() for selector in selectors if len(selector.strip()) > len(PREFIX))
     return tuple(
         code
-        for code, rule in sorted(REGISTRY.items())
+        for code, rule in sorted(CATALOG.items())
         if not rule.default_enabled and any(code.startswith(selector) for selector in specific)
     )
 

@@ -13,6 +13,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
+from repro_lint.declared import Declared
 from repro_lint.events import Event, short, tables
 from repro_lint.facts import CallFact, ClassFacts, FunctionFacts, ModuleFacts
 from repro_lint.launches import FRESH_START_METHODS, POOL
@@ -691,25 +692,6 @@ class ProjectModel:
             )
             self._kinds[program.entry.module] = cached
         return cached
-
-
-@dataclass(frozen=True)
-class Declared:
-    """What the project declares outside its Python code (see declared.py)."""
-
-    torch_versions: tuple[tuple[str, tuple[int, ...]], ...] = ()
-    cublas_in_configs: bool = False
-
-    def torch_version(self, entry_path: str) -> tuple[int, ...] | None:
-        """The lowest torch version admitted by the declarations from the entry module's folder up
-        to the project root."""
-        folder = entry_path.rpartition("/")[0]
-        versions = [
-            version
-            for declared_in, version in self.torch_versions
-            if not declared_in or folder == declared_in or folder.startswith(declared_in + "/")
-        ]
-        return min(versions) if versions else None
 
 
 _IMPLICIT_METHODS = ("__init__", "__call__", "forward", "__getitem__", "__getitems__", "__iter__", "__next__")

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from repro_lint.rules.base import Applicability, Edit, Finding, Fix
+from repro_lint.rules.catalog import CATALOG
 from repro_lint.source import LineIndex, Position
 
 _CODES = r"[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*"
@@ -129,21 +130,17 @@ def _python_comments(text: str) -> tuple[list[tokenize.TokenInfo], dict[int, int
 def _judged(selector: str, enabled: frozenset[str]) -> bool:
     """Only codes that ran can be found unused: a selector is judged when every rule it names ran
     (other tools' codes, REP002 itself and unknown codes never are)."""
-    from repro_lint.registry import REGISTRY
-
-    named = [code for code in REGISTRY if code.startswith(selector)]
+    named = [code for code in CATALOG if code.startswith(selector)]
     return bool(named) and UNUSED_NOQA not in named and all(code in enabled for code in named)
 
 
 def unused_noqa(display: str, text: str, suppressions: Suppressions, enabled: frozenset[str]) -> list[Finding]:
     """REP002 findings for the `# noqa` comments that suppressed nothing of `enabled` in this run.
     Reads and then forgets what was used, so the next run of the engine judges afresh."""
-    from repro_lint.registry import REGISTRY
-
     used, suppressions.used = suppressions.used, set()
     if any(_matches(UNUSED_NOQA, codes) for codes in suppressions.file_wide):
         return []
-    rule = REGISTRY[UNUSED_NOQA]
+    rule = CATALOG[UNUSED_NOQA]
     index = LineIndex(text)
     found = []
     for line, noqa in sorted(suppressions.noqas.items()):

@@ -14,9 +14,8 @@ import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
-from repro_lint.analysis import FileAnalysis, ModuleIdentity, analyze
+from repro_lint.file_analysis import FileAnalysis, ModuleIdentity
 from repro_lint.config import Settings
-from repro_lint.registry import REGISTRY
 from repro_lint.rules.base import Rule
 
 # Starting a spawned worker (a fresh interpreter importing LibCST and the rules) costs about 0.3 s
@@ -37,13 +36,19 @@ class Task:
 
 class _Analyser:
     def __init__(self, settings: Settings) -> None:
+        # LibCST and the rules load here, when files are to be analysed: a run that the cache answers
+        # never imports them.
+        from repro_lint.analysis import analyze
+        from repro_lint.registry import REGISTRY
+
+        self.analyze = analyze
         self.settings = settings
         self.rules: list[type[Rule]] = [
             rule for code in sorted(settings.enabled_codes) if isinstance(rule := REGISTRY[code], type) and issubclass(rule, Rule)
         ]
 
     def __call__(self, task: Task) -> FileAnalysis:
-        return analyze(task.text, task.display, task.identity, self.rules if task.report else [], self.settings)
+        return self.analyze(task.text, task.display, task.identity, self.rules if task.report else [], self.settings)
 
 
 _worker: _Analyser | None = None
@@ -70,6 +75,8 @@ def default_jobs() -> int:
 def analyse_all(tasks: Sequence[Task], settings: Settings, jobs: int) -> Iterator[tuple[int, FileAnalysis]]:
     """Analyse `tasks` on `jobs` processes (in this one for `jobs` 1 or a handful of files), yielding
     each task's index and analysis as soon as it is done, so that callers can keep it at once."""
+    if not tasks:
+        return
     workers = min(jobs, len(tasks) // (POOL_MIN_FILES // 2) or 1)  # each worker earns its start-up
     if workers <= 1 or len(tasks) < POOL_MIN_FILES:
         analyser = _Analyser(settings)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import textwrap
 
-from repro_lint import workers
+import subprocess
+import sys
+
 from repro_lint.api import lint_paths
 from repro_lint.cache import CACHE_FOLDER, AnalysisCache
 from repro_lint.config import Settings
@@ -35,8 +37,36 @@ def test_unchanged_project_is_answered_from_the_last_run(project, monkeypatch):
         raise AssertionError("an unchanged project was analysed again")
 
     monkeypatch.setattr(AnalysisCache, "load", analysed)
-    monkeypatch.setattr(workers, "analyze", analysed)
+    monkeypatch.setattr("repro_lint.analysis.analyze", analysed)
     assert _lint(root) == fresh
+
+
+# Runs `check` in a fresh interpreter and says, after the report, which of the heavy modules it loaded.
+CHECK_AND_LIST_IMPORTS = """
+import sys
+from repro_lint.cli import main
+try:
+    main(["check", "--jobs", "1", "."])
+except SystemExit:
+    pass
+print(sorted(name for name in ("libcst", "repro_lint.registry", "repro_lint.probe") if name in sys.modules))
+"""
+
+
+def _check_in_fresh_interpreter(root) -> tuple[list[str], str]:
+    run = subprocess.run([sys.executable, "-c", CHECK_AND_LIST_IMPORTS], cwd=root, capture_output=True, text=True, check=True)
+    *report, loaded = run.stdout.splitlines()
+    return report, loaded
+
+
+def test_unchanged_project_is_answered_without_loading_libcst_or_the_rules(project):
+    root = project({"train.py": TRAIN, "models/net.py": "import torch\ndef build():\n    return torch.nn.Linear(2, 2)\n"})
+    cold_report, cold_loaded = _check_in_fresh_interpreter(root)
+    assert cold_loaded == "['libcst', 'repro_lint.registry']"
+    warm_report, warm_loaded = _check_in_fresh_interpreter(root)
+    assert warm_loaded == "[]"
+    assert warm_report == cold_report
+    assert any("REP203" in line for line in warm_report)
 
 
 DETERMINISTIC_ON_CUDA = textwrap.dedent("""

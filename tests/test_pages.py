@@ -10,6 +10,7 @@ import pytest
 from repro_lint.api import lint_source
 from repro_lint.config import Settings
 from repro_lint.registry import REGISTRY
+from repro_lint.rules import catalog
 
 PAGES = Path(__file__).resolve().parent.parent / "rules"
 SECTIONS = ["What it does", "Why is this bad?", "Example", "Use instead", "Fix safety", "References"]
@@ -23,6 +24,15 @@ def _block(page: str, section: str) -> str:
     match = re.search(rf"^## {re.escape(section)}\n+```python\n(.*?)^```", page, re.MULTILINE | re.DOTALL)
     assert match, f"no python block under '## {section}'"
     return match.group(1)
+
+
+def test_catalog_matches_the_registered_rules():
+    # The catalog lets selection and reports skip importing the rules; it must say what they say.
+    written = (Path(catalog.__file__).parent / "catalog.json").read_text(encoding="utf-8")
+    assert written == catalog.to_json({code: catalog.describe(rule) for code, rule in REGISTRY.items()}), (
+        "run `python -m repro_lint.rules.catalog > repro_lint/rules/catalog.json`"
+    )
+    assert catalog.CATALOG == {code: catalog.describe(rule) for code, rule in REGISTRY.items()}
 
 
 def test_every_page_belongs_to_a_rule():

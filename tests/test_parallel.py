@@ -14,7 +14,7 @@ import pytest
 
 from conftest import SEEDED_PROGRAM_WITH_TWO_FINDINGS
 from repro_lint import workers
-from repro_lint.analysis import ModuleIdentity
+from repro_lint.file_analysis import ModuleIdentity
 from repro_lint.cache import CACHE_FOLDER
 from repro_lint.config import Settings
 

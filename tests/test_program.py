@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import textwrap
 
-from repro_lint.analysis import ModuleIdentity, analyze
+from repro_lint.analysis import analyze
+from repro_lint.file_analysis import ModuleIdentity
 from repro_lint.config import Settings
 from repro_lint.program import ProjectModel
 

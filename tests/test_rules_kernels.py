@@ -579,7 +579,8 @@ def test_rep309_moved_settings_exist_where_the_fix_puts_them():
 
 
 def test_program_conditions_of_the_project_model():
-    from repro_lint.analysis import ModuleIdentity, analyze
+    from repro_lint.analysis import analyze
+    from repro_lint.file_analysis import ModuleIdentity
     from repro_lint.program import ProjectModel
 
     def facts(path: str, text: str):

@@ -370,10 +370,8 @@ def test_linting_one_python_file_does_not_read_configs(project, monkeypatch):
 def test_linting_only_scripts_does_not_read_the_python_project(project, monkeypatch):
     # Pre-commit passes the changed files: a changed config needs no facts of the project's modules.
     root = project({"train.py": "x = 1\n", "run.sh": "python train.py --use-flash-attn\n"})
-    from repro_lint import workers
-
     parsed = []
-    monkeypatch.setattr(workers, "analyze", lambda *args, **kwargs: parsed.append(args[1]))
+    monkeypatch.setattr("repro_lint.analysis.analyze", lambda *args, **kwargs: parsed.append(args[1]))
     assert [f.code for f in lint_paths([root / "run.sh"], Settings(select=("REP305",))).findings] == ["REP305"]
     assert parsed == []
 

@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 from repro_lint.output.json_output import cell_location, finding_object
 from repro_lint.pages import page_text, page_url
-from repro_lint.registry import REGISTRY
+from repro_lint.rules.catalog import CATALOG
 from repro_lint.rules.base import Finding
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -35,7 +35,7 @@ def _descriptions(code: str) -> tuple[str, str, str | None]:
     page = page_text(code)
     match = _WHAT_IT_DOES.search(page) if page else None
     if match is None:
-        fallback = REGISTRY[code].name.replace("-", " ")
+        fallback = CATALOG[code].name.replace("-", " ")
         return fallback, fallback, page
     full = " ".join(match.group("body").split())
     return _SENTENCE_END.split(full, maxsplit=1)[0], full, page
@@ -45,7 +45,7 @@ def rule_descriptor(code: str) -> dict[str, object]:
     short, full, page = _descriptions(code)
     descriptor: dict[str, object] = {
         "id": code,
-        "name": REGISTRY[code].name,
+        "name": CATALOG[code].name,
         "shortDescription": {"text": short},
         "fullDescription": {"text": full},
         "defaultConfiguration": {"level": LEVEL},

@@ -7,11 +7,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-import libcst as cst
-
 from repro_lint.source import Position
 
 if TYPE_CHECKING:
+    import libcst as cst
+
     from repro_lint.context import FileContext, PendingFix
     from repro_lint.program import ProjectModel
 

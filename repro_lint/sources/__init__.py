@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from repro_lint.analysis import FileAnalysis
+from repro_lint.file_analysis import FileAnalysis
 from repro_lint.sources.reports import empty
 
 _SHELL, _YAML, _JSON = (".sh",), (".yaml", ".yml"), (".json",)
@@ -38,14 +38,15 @@ def scanner_for(path: str) -> Scanner | None:
     return handlers[0] if handlers else None
 
 
-def validator_for(path: str) -> Callable[[str], bool] | None:
+def validator_for(path: str) -> Callable[[str], bool]:
     """What a fixed text must pass before the fix is kept (the file still parses)."""
+    from repro_lint.analysis import parses
     from repro_lint.sources import notebook
 
     if notebook.is_notebook(path):
         return notebook.parses
     handlers = _handlers(path)
-    return handlers[1] if handlers else None
+    return handlers[1] if handlers else parses
 
 
 __all__ = ["empty", "scanner_for", "validator_for"]

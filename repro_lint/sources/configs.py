@@ -13,7 +13,7 @@ from functools import cache
 
 import yaml
 
-from repro_lint.analysis import FileAnalysis, syntax_error
+from repro_lint.file_analysis import FileAnalysis, syntax_error
 from repro_lint.knowledge import load
 from repro_lint.source import LineIndex
 from repro_lint.sources.reports import Report, analysis, empty

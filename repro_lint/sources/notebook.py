@@ -20,7 +20,7 @@ import tokenize
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
-from repro_lint.analysis import ModuleIdentity, parses as python_parses
+from repro_lint.file_analysis import ModuleIdentity
 from repro_lint.rules.base import Edit, Finding
 from repro_lint.source import Position
 from repro_lint.suppression import GENERATED_COMMENT
@@ -178,6 +178,8 @@ class Notebook:
 
 def parses(code: str) -> bool:
     """What a fixed joined module must pass: it parses, and every marker is still there, in order."""
+    from repro_lint.analysis import parses as python_parses  # LibCST: loaded only when a fix is checked
+
     return python_parses(code) and _markers_intact(code)
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from repro_lint.analysis import FileAnalysis
-from repro_lint.rules.base import Applicability, Edit, Finding, Fix, RuleMeta
+from repro_lint.file_analysis import FileAnalysis
+from repro_lint.rules.base import Applicability, Edit, Finding, Fix
+from repro_lint.rules.catalog import CATALOG
 from repro_lint.source import LineIndex
 from repro_lint.suppression import Suppressions
 
@@ -31,15 +32,13 @@ def empty(display: str, text: str) -> FileAnalysis:
 
 def analysis(display: str, text: str, reports: Iterable[Report], suppressions: Suppressions) -> FileAnalysis:
     """Findings at the reports' offsets, one per rule and place."""
-    from repro_lint.registry import REGISTRY
-
     index = LineIndex(text)
     findings: dict[tuple[str, int], Finding] = {}
     for report in reports:
         key = (report.code, report.offset)
         if key in findings:
             continue
-        rule: type[RuleMeta] = REGISTRY[report.code]
+        rule = CATALOG[report.code]
         start = index.position(report.offset)
         end = index.position(min(report.offset + report.length, len(text)))
         if end.line != start.line:

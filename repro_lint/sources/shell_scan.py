@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import cache
 
-from repro_lint.analysis import FileAnalysis, syntax_error
+from repro_lint.file_analysis import FileAnalysis, syntax_error
 from repro_lint.knowledge import load
 from repro_lint.source import LineIndex
 from repro_lint.sources.reports import analysis, empty

@@ -1,0 +1,47 @@
+"""What analysing one file yields, and where the file sits in its project: plain data, so that a run
+answered from the cache loads neither LibCST nor the rules."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from repro_lint.rules.base import Finding
+from repro_lint.rules.syntax import SyntaxErrorRule
+from repro_lint.source import Position
+from repro_lint.suppression import Suppressions
+
+if TYPE_CHECKING:
+    from repro_lint.facts import ModuleFacts
+
+
+@dataclass(frozen=True)
+class ModuleIdentity:
+    """Where a file sits in its project: its dotted module name and its path relative to the root."""
+
+    name: str
+    is_package: bool
+    relative_path: str
+
+    @classmethod
+    def from_relative_path(cls, relative_path: str) -> ModuleIdentity:
+        parts = relative_path.removesuffix(".py").split("/")
+        is_package = parts[-1] == "__init__"
+        if is_package:
+            parts = parts[:-1]
+        return cls(".".join(parts) or "__init__", is_package, relative_path)
+
+
+@dataclass
+class FileAnalysis:
+    display: str
+    text: str
+    findings: list[Finding]
+    facts: ModuleFacts | None
+    suppressions: Suppressions = field(default_factory=Suppressions)
+
+
+def syntax_error(display: str, text: str, message: str, line: int, column: int) -> FileAnalysis:
+    position = Position(line, column)
+    finding = Finding(SyntaxErrorRule.code, SyntaxErrorRule.name, message, display, position, position)
+    return FileAnalysis(display, text, [finding], None)
