@@ -7,6 +7,7 @@ re-linted and applied again until nothing changes (bounded).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -29,18 +30,52 @@ if TYPE_CHECKING:
     from repro_lint.program import ProjectModel
 
 
-@dataclass
 class _Module:
-    """One file of a project: `report` is False for files read only for their facts."""
+    """One file of a project: `report` is False for files read only for their facts. The file is read
+    when its text is first needed, so a project that the last run's record answers reads none."""
 
-    identity: ModuleIdentity
-    display: str
-    text: str
-    report: bool
-    path: Path | None = None
-    analysis: FileAnalysis | None = None
-    encoding: str = "utf-8"
-    notebook: notebook.Notebook | None = None  # `text` is then its cells joined into one module
+    def __init__(self, identity: ModuleIdentity, display: str, report: bool, path: Path | None = None, text: str | None = None) -> None:
+        self.identity = identity
+        self.display = display
+        self.report = report
+        self.path = path
+        self.analysis: FileAnalysis | None = None
+        self.encoding = "utf-8"
+        self._notebook: notebook.Notebook | None = None  # `text` is then its cells joined into one module
+        self._text = text
+        self.edited = False  # by a fix or a noqa comment, in memory: the file's times no longer describe the text
+
+    @property
+    def text(self) -> str:
+        return self.load()
+
+    @text.setter
+    def text(self, text: str) -> None:
+        self._text = text
+        self.edited = True
+
+    @property
+    def notebook(self) -> notebook.Notebook | None:
+        self.load()
+        return self._notebook
+
+    def load(self) -> str:
+        """The text, read now if not yet. A file that cannot be read gets its analysis here: REP001
+        where it is reported, no facts where it is read only for them."""
+        if self._text is not None:
+            return self._text
+        assert self.path is not None, "a module without a file is made with its text"
+        try:
+            text, self.encoding = read_source(self.path)
+            cells = notebook.read(text) if notebook.is_notebook(self.path.name) else None
+        except (UnreadableSource, notebook.NotebookError) as error:
+            self._text = ""
+            where = (error.line, error.column) if isinstance(error, notebook.NotebookError) else (1, 0)
+            self.analysis = syntax_error(self.display, "", str(error), *where) if self.report else FileAnalysis(self.display, "", [], None)
+            return ""
+        self._notebook = cells
+        self._text = cells.code if cells is not None else text
+        return self._text
 
 
 @dataclass
@@ -83,6 +118,7 @@ class Engine:
         for project in projects:
             cache = self._cache_for(project)
             for module in project.modules:
+                module.load()
                 if module.analysis is not None:
                     continue
                 scanner = scanner_for(module.display)  # launch scripts and configs: cheap, no parse
@@ -124,8 +160,8 @@ class Engine:
     def _last_run(self, project: _Project) -> LastRun | None:
         if not (self.use_cache and project.root):
             return None
-        modules = ((module.display, _cache_identity(module), module.text) for module in project.modules)
-        return LastRun(project.root, f"{self.settings!r}:{self.honour_noqa}", modules)
+        files = [(module.display, _cache_identity(module), None if module.edited else module.path) for module in project.modules]
+        return LastRun(project.root, f"{self.settings!r}:{self.honour_noqa}", files, lambda: [module.text for module in project.modules])
 
     def _recorded(self, project: _Project, last_run: LastRun | None) -> list[Finding] | None:
         """The last run's findings, where the project's files, the settings and the declarations
@@ -241,23 +277,10 @@ def _cache_identity(module: _Module) -> str:
     return f"{module.identity}:{module.report}"
 
 
-def _module_for(path: Path, display: str, root: Path, report: bool) -> _Module | None:
+def _module_for(path: Path, display: str, root: Path, report: bool) -> _Module:
     relative = path.relative_to(root).as_posix()
-    is_notebook = notebook.is_notebook(relative)
-    identity = notebook.identity(relative) if is_notebook else ModuleIdentity.from_relative_path(relative)
-    try:
-        text, encoding = read_source(path)
-        cells = notebook.read(text) if is_notebook else None
-    except (UnreadableSource, notebook.NotebookError) as error:
-        if not report:
-            return None
-        module = _Module(identity, display, "", report, path)
-        where = (error.line, error.column) if isinstance(error, notebook.NotebookError) else (1, 0)
-        module.analysis = syntax_error(display, "", str(error), *where)
-        return module
-    if cells is not None:
-        return _Module(identity, display, cells.code, report, path, encoding=encoding, notebook=cells)
-    return _Module(identity, display, text, report, path, encoding=encoding)
+    identity = notebook.identity(relative) if notebook.is_notebook(relative) else ModuleIdentity.from_relative_path(relative)
+    return _Module(identity, display, report, path)
 
 
 def _projects(sources: Sequence[SourcePath], given: Sequence[Path], settings: Settings) -> list[_Project]:
@@ -274,9 +297,7 @@ def _projects(sources: Sequence[SourcePath], given: Sequence[Path], settings: Se
             folders: dict[Path, list[_Module]] = {}
             for source in members:
                 base = _given_folder(source.path, given)
-                module = _module_for(source.path, source.display, base, True)
-                if module is not None:
-                    folders.setdefault(base, []).append(module)
+                folders.setdefault(base, []).append(_module_for(source.path, source.display, base, True))
             projects.extend(_Project(base, modules) for base, modules in sorted(folders.items()))
             continue
         reported = {source.path for source in members}
@@ -285,11 +306,12 @@ def _projects(sources: Sequence[SourcePath], given: Sequence[Path], settings: Se
             # Python modules need the project's other modules for their facts; scripts and configs do not.
             if any(folder.is_dir() and folder.resolve() == root for folder in given):
                 # The walk of the root found them all already (some under a nested project's marker).
-                files = [path for path in discovered if root in path.parents and path.suffix not in SCANNED_SUFFIXES]
+                inside = os.path.join(root, "")  # a prefix test: Path.parents builds a Path per level
+                files = [path for path in discovered if path.suffix not in SCANNED_SUFFIXES and str(path).startswith(inside)]
             else:
                 files = project_files(root, settings)
             modules += [_module_for(path, path.as_posix(), root, False) for path in files if path not in reported]
-        projects.append(_Project(root, [module for module in modules if module is not None]))
+        projects.append(_Project(root, modules))
     return projects
 
 
@@ -373,7 +395,12 @@ def _add_noqa(engine: Engine, projects: list[_Project]) -> LintResult:
 def _in_cells(findings: list[Finding], projects: Iterable[_Project]) -> list[Finding]:
     """Findings in notebooks with their cell and positions within it (the engine counts lines of
     the joined cells)."""
-    notebooks = {module.display: module for project in projects for module in project.modules if module.report and module.notebook}
+    notebooks = {
+        module.display: module
+        for project in projects
+        for module in project.modules
+        if module.report and notebook.is_notebook(module.display) and module.notebook
+    }
     return [
         notebooks[finding.path].notebook.locate(finding, notebooks[finding.path].identity.relative_path)  # type: ignore[union-attr]
         if finding.path in notebooks
@@ -388,7 +415,7 @@ def _changed(projects: Iterable[_Project], originals: dict[int, str]) -> list[_M
 
 def _single(text: str, path: str) -> list[_Project]:
     identity = ModuleIdentity.from_relative_path(Path(path).name if path.endswith(".py") else "module.py")
-    return [_Project(None, [_Module(identity, path, text, True)])]
+    return [_Project(None, [_Module(identity, path, True, text=text)])]
 
 
 def lint_source(

@@ -1,7 +1,8 @@
 """The cache at a project's root: per file, its analysis (findings, facts, suppressions), so an
 unchanged file is never parsed again; per project, the findings of the last run, so an unchanged
 project is answered without loading one analysis or running the project pass. Entries are keyed by
-the files' texts, where they sit, the settings and the tool's own build."""
+the files' texts (the last run's record first by their times), where they sit, the settings and the
+tool's own build."""
 
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ import os
 import pickle
 import shutil
 import tempfile
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 
 from repro_lint.file_analysis import FileAnalysis
@@ -67,28 +69,77 @@ class RecordedRun:
     declared: Declared | None
 
 
-class LastRun:
-    """The findings of the last run over one project with one set of settings."""
+# FAT's modification times have a resolution of 2 s, the coarsest of the file systems in use.
+_CLOCK_TICK_NS = 2_000_000_000
 
-    def __init__(self, root: Path, settings_key: str, modules: Iterable[tuple[str, str, str]]) -> None:
+
+class LastRun:
+    """The findings of the last run over one project with one set of settings.
+
+    The record is found by its files' sizes and times, as git's index and Ruff's cache do, so that an
+    unchanged project is answered without reading a file; else by their texts, which refreshes the
+    times (after a checkout, say). Times are trusted only when every file is older, by more than a
+    clock tick, than the moment they were taken: a file changed within the tick of its last change
+    keeps its time ("racy git"), and only its text would tell.
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        settings_key: str,
+        files: Sequence[tuple[str, str, Path | None]],
+        texts: Callable[[], Iterable[str]],
+    ) -> None:
+        """`files`: each file's display path, identity and path (None where its text is not the file's
+        own, as after a fix in memory); `texts` reads their texts, in the same order, if needed."""
         self.folder = root / CACHE_FOLDER
         self.path = self.folder / f"run-{hashlib.sha256(settings_key.encode()).hexdigest()[:16]}.pickle"
-        digest = hashlib.sha256(f"{_tool_build()}\0{settings_key}".encode())
-        for display, identity, text in modules:
+        self._base = f"{_tool_build()}\0{settings_key}"
+        self._files = files
+        self._texts = texts
+        taken = time.time_ns()
+        stats = [_stat(path) for _, _, path in files]
+        self._times_trusted = all(stat is not None and max(stat.st_mtime_ns, stat.st_ctime_ns) < taken - _CLOCK_TICK_NS for stat in stats)
+        digest = hashlib.sha256(self._base.encode())
+        for (display, identity, _), stat in zip(files, stats):
+            times = (stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino) if stat is not None else None
+            digest.update(f"\0{display}\0{identity}\0{times}".encode())
+        self.times_key = digest.hexdigest()
+
+    @cached_property
+    def texts_key(self) -> str:
+        digest = hashlib.sha256(self._base.encode())
+        for (display, identity, _), text in zip(self._files, self._texts()):
             digest.update(f"\0{display}\0{identity}\0{len(text)}\0".encode())
             digest.update(text.encode("utf-8", "surrogatepass"))
-        self.key = digest.hexdigest()
+        return digest.hexdigest()
 
     def load(self) -> RecordedRun | None:
         try:
             with self.path.open("rb") as stream:
-                key, recorded = pickle.load(stream)
+                times_key, texts_key, recorded = pickle.load(stream)
         except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, IndexError, TypeError, ValueError):
             return None
-        return recorded if key == self.key and isinstance(recorded, RecordedRun) else None
+        if not isinstance(recorded, RecordedRun):
+            return None
+        if times_key is not None and times_key == self.times_key:
+            return recorded
+        if texts_key != self.texts_key:
+            return None
+        if self._times_trusted:
+            self.store(recorded)  # the next run finds it by the files' times
+        return recorded
 
     def store(self, recorded: RecordedRun) -> None:
-        _store(self.folder, self.path, (self.key, recorded))
+        times_key = self.times_key if self._times_trusted else None
+        _store(self.folder, self.path, (times_key, self.texts_key, recorded))
+
+
+def _stat(path: Path | None) -> os.stat_result | None:
+    try:
+        return os.stat(path) if path is not None else None
+    except OSError:
+        return None
 
 
 def _store(folder: Path, path: Path, value: object) -> None:

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import textwrap
 
+import os
 import subprocess
 import sys
+import time
+from types import SimpleNamespace
+
+import pytest
 
 from repro_lint.api import lint_paths
 from repro_lint.cache import CACHE_FOLDER, AnalysisCache
@@ -153,3 +158,54 @@ def test_clean_of_a_missing_path_is_a_clear_error(tmp_path):
     assert result.exit_code == 2
     assert "nowhere: no such file or folder" in result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+@pytest.fixture
+def old_files(monkeypatch):
+    """As if every file had last changed long before the run: their times are then trusted."""
+    monkeypatch.setattr("repro_lint.cache._CLOCK_TICK_NS", -3600 * 10**9)
+
+
+def _unreadable(monkeypatch):
+    def read(path):
+        raise AssertionError(f"{path} was read")
+
+    monkeypatch.setattr("repro_lint.api.read_source", read)
+
+
+def test_unchanged_old_files_are_answered_without_reading_them(project, old_files, monkeypatch):
+    root = project({"train.py": TRAIN, "models/net.py": "import torch\n"})
+    fresh = _lint(root)
+    _unreadable(monkeypatch)
+    assert _lint(root) == fresh
+
+
+def test_files_touched_without_change_are_read_once_then_answered_by_their_times(project, old_files, monkeypatch):
+    root = project({"train.py": TRAIN})
+    fresh = _lint(root)
+    later = (root / "train.py").stat().st_mtime_ns + 10**9
+    os.utime(root / "train.py", ns=(later, later))  # a checkout rewrites files with the same text
+    assert _lint(root) == fresh
+    _unreadable(monkeypatch)
+    assert _lint(root) == fresh
+
+
+def test_a_file_changed_within_the_clock_tick_of_its_time_is_read(project, monkeypatch):
+    # On a coarse file-system clock a file edited just after a run keeps its size and times: the run
+    # must not have trusted times that recent, and reads the text.
+    now = time.time_ns()
+    monkeypatch.setattr("repro_lint.cache._stat", lambda path: SimpleNamespace(st_size=1, st_mtime_ns=now, st_ctime_ns=now, st_ino=1))
+    root = project({"train.py": TRAIN})
+    assert "REP203" in [code for _, _, code, _ in _lint(root)]
+    (root / "train.py").write_text(TRAIN.replace("random_split(ds, [1, 1])", "print(ds, [11, 1, 1, 1])"))
+    assert "REP203" not in [code for _, _, code, _ in _lint(root)]
+
+
+def test_fixes_shown_as_a_diff_are_not_recorded_as_the_files_findings(project, old_files):
+    root = project({"train.py": TRAIN})
+    fresh = _lint(root)
+    cached = lint_paths([root], Settings(), diff=True, use_cache=True)
+    uncached = lint_paths([root], Settings(), diff=True)
+    assert cached.diffs == uncached.diffs != []
+    assert cached.findings == uncached.findings
+    assert _lint(root) == fresh == _lint(root, use_cache=False)
