@@ -105,6 +105,7 @@ class ProjectModel:
         self._module_sets: dict[tuple[str, ...], frozenset[str]] = {}
         self._run_now_cache: dict[tuple[int, str], tuple[str, ...]] = {}
         self._calls_of_cache: dict[str, list[tuple[str, CallFact]]] = {}
+        self._linking_calls_cache: dict[str, tuple[CallFact, ...]] = {}
         self._reachable_cache: dict[str, list[str]] = {}
         self._reachable_set_cache: dict[str, frozenset[str]] = {}
         self._program_modules_cache: dict[str, tuple[str, ...]] = {}
@@ -226,6 +227,13 @@ class ProjectModel:
         that name in `fallback_within` (the program's own modules): over-approximating there keeps
         "does this program seed / train?" from missing code written as methods. Without
         `fallback_within` only resolved callees count (where a wrong guess would raise a finding)."""
+        resolved = self._resolved_callees(call, caller_module)
+        if resolved or fallback_within is None:
+            return resolved
+        method = _unresolved_method(call)
+        return self._methods_within(method, fallback_within) if method is not None else resolved
+
+    def _resolved_callees(self, call: CallFact, caller_module: str) -> tuple[str, ...]:
         key = (id(call), caller_module)
         resolved = self._callee_cache.get(key)
         if resolved is None:
@@ -235,9 +243,7 @@ class ProjectModel:
             else:
                 resolved = tuple(sorted({found for target in call.targets for found in self.resolve_functions(target, caller_module)}))
             self._callee_cache[key] = resolved
-        if resolved or fallback_within is None or call.method is None or call.targets or call.method.startswith("__"):
-            return resolved
-        return self._methods_within(call.method, fallback_within)
+        return resolved
 
     def _module_set(self, modules: tuple[str, ...]) -> frozenset[str]:
         """One set object per program's modules: `_methods_within` is cached by it, and comparing two
@@ -307,8 +313,19 @@ class ProjectModel:
                 continue
             seen.add(name)
             module = self._module_of_function[name]
-            stack.extend(callee for call in self.functions[name].calls for callee in callees(call, module))
+            stack.extend(callee for call in self._linking_calls(name) for callee in callees(call, module))
         return sorted(seen)
+
+    def _linking_calls(self, function: str) -> tuple[CallFact, ...]:
+        """The calls of `function` that may reach a project function: resolved to one, or an unresolved
+        `obj.method()`. Most calls go to libraries; walks skip them once, not once per program."""
+        found = self._linking_calls_cache.get(function)
+        if found is None:
+            module = self._module_of_function[function]
+            found = self._linking_calls_cache[function] = tuple(
+                call for call in self.functions[function].calls if self._resolved_callees(call, module) or _unresolved_method(call) is not None
+            )
+        return found
 
     def module_trains_on_load(self, module: str) -> bool:
         """Running the module (its module-level code and main block) trains, directly or through calls."""
@@ -338,14 +355,20 @@ class ProjectModel:
     def _may_reach_training(self) -> frozenset[str]:
         """Functions from which a training function may be reached when `obj.method()` may be any
         method of that name in the project: a superset of what any program's walk reaches."""
-        everywhere = self._all_modules
+        # An unresolved `obj.m()` reaches every method named `m`: one node stands for them all, so the
+        # graph has an edge per call and per method instead of one per pair.
         callers: dict[str, set[str]] = {}
         for name, function in self.functions.items():
             module = self._module_of_function[name]
+            if _is_method(name, module):
+                callers.setdefault(name, set()).add(_ANY_METHOD + name.rpartition(".")[2])
             for call in function.calls:
-                for callee in self.callees(call, module, everywhere):
+                resolved = self._resolved_callees(call, module)
+                method = _unresolved_method(call) if not resolved else None
+                for callee in resolved if method is None else (_ANY_METHOD + method,):
                     callers.setdefault(callee, set()).add(name)
-        return _backward_closure({name for name, function in self.functions.items() if function.trains}, callers)
+        reaching = _backward_closure({name for name, function in self.functions.items() if function.trains}, callers)
+        return frozenset(name for name in reaching if not name.startswith(_ANY_METHOD))
 
     @cached_property
     def _importing_training_loaders(self) -> frozenset[str]:
@@ -598,16 +621,18 @@ class ProjectModel:
             for name, function in self.functions.items()
             if any(event.kind in ("consume", "init") and event.rng == rng for event in function.events)
         }
-        changed = True
-        while changed:
-            changed = False
-            for name, function in self.functions.items():
-                if name not in drawing and any(
-                    callee in drawing for call in function.calls for callee in self.callees_run_now(call, self._module_of_function[name])
-                ):
-                    drawing.add(name)
-                    changed = True
-        return frozenset(drawing)
+        return _backward_closure(drawing, self._run_now_callers)
+
+    @cached_property
+    def _run_now_callers(self) -> dict[str, set[str]]:
+        """For each function, the functions whose calls run it before they return."""
+        callers: dict[str, set[str]] = {}
+        for name, function in self.functions.items():
+            module = self._module_of_function[name]
+            for call in self._linking_calls(name):
+                for callee in self.callees_run_now(call, module):
+                    callers.setdefault(callee, set()).add(name)
+        return callers
 
     def spawns_workers(self, program: Program) -> bool:
         return any(self.modules[module].spawns_workers for module in program.modules)
@@ -692,6 +717,17 @@ class ProjectModel:
             )
             self._kinds[program.entry.module] = cached
         return cached
+
+
+_ANY_METHOD = "*."  # no qualified name starts so
+
+
+def _unresolved_method(call: CallFact) -> str | None:
+    """The method name an unresolved call may reach any method of: `obj.method()` on an unknown
+    object, not a dunder (which Python calls implicitly, and the facts model on their own)."""
+    if call.method is None or call.targets or call.method.startswith("__"):
+        return None
+    return call.method
 
 
 _IMPLICIT_METHODS = ("__init__", "__call__", "forward", "__getitem__", "__getitems__", "__iter__", "__next__")
