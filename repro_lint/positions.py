@@ -1,50 +1,43 @@
 """Node positions without LibCST's metadata machinery.
 
 `MetadataWrapper.resolve(PositionProvider)` costs about 2.5x the parse itself; the same syntactic
-ranges come out of one plain code generation pass with a tracking state, at about a third of a parse
-(measured on torch.nn/torch.optim sources, identical ranges for every node).
+ranges come out of one plain code generation pass that counts tokens, at little more than the code
+generation itself (tests/test_positions.py checks every node's range against PositionProvider's).
 """
 
 from __future__ import annotations
 
+from itertools import accumulate
+
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
-from repro_lint.source import Position
+from repro_lint.source import LineIndex, Position
 
 Range = tuple[Position, Position]
 
 
 class _TrackingState(CodegenState):
-    """Ranges are keyed by `id(node)`: a node's own `__hash__` is Python code, run per dict access."""
+    """Records, per node, how many tokens code generation had emitted before and after it; offsets,
+    lines and columns are worked out only for the nodes asked about. Keyed by `id(node)`: a node's
+    own `__hash__` is Python code, run per dict access."""
 
     def __init__(self, module: cst.Module) -> None:
         super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
-        self.line = 1
-        self.column = 0
-        self.ranges: dict[int, tuple[tuple[int, int], tuple[int, int]]] = {}
-        self._stack: list[tuple[int, int]] = []
-
-    def add_token(self, value: str) -> None:
-        self.tokens.append(value)
-        newlines = value.count("\n")
-        if newlines:
-            self.line += newlines
-            self.column = len(value) - value.rindex("\n") - 1
-        else:
-            self.column += len(value)
-
-    def add_indent_tokens(self) -> None:
-        self.tokens.extend(self.indent_tokens)
-        self.column += sum(len(token) for token in self.indent_tokens)
+        self.add_token = self.tokens.append  # type: ignore[method-assign]  # no Python frame per token
+        self.ranges: dict[int, tuple[int, int]] = {}
+        self._stack: list[int] = []
 
     def before_codegen(self, node: cst.CSTNode) -> None:
-        self._stack.append((self.line, self.column))
+        self._stack.append(len(self.tokens))
 
     def after_codegen(self, node: cst.CSTNode) -> None:
         start = self._stack.pop()
         # A syntactic position recorded inside the node wins over the whitespace-inclusive one.
-        self.ranges.setdefault(id(node), (start, (self.line, self.column)))
+        self.ranges.setdefault(id(node), (start, len(self.tokens)))
+
+    def pop_trailing_newline(self) -> None:
+        """Kept: ranges count tokens, and LibCST's positions count that newline too."""
 
     def record_syntactic_position(
         self,
@@ -66,12 +59,12 @@ class _SyntacticRange:
         self.state, self.node, self.start_node, self.end_node = state, node, start_node, end_node
 
     def __enter__(self) -> None:
-        self.start = (self.state.line, self.state.column)
+        self.start = len(self.state.tokens)
 
     def __exit__(self, *exception: object) -> None:
         state = self.state
         start = self.start if self.start_node is None else state.ranges[id(self.start_node)][0]
-        end = (state.line, state.column) if self.end_node is None else state.ranges[id(self.end_node)][1]
+        end = len(state.tokens) if self.end_node is None else state.ranges[id(self.end_node)][1]
         state.ranges[id(self.node)] = (start, end)
 
 
@@ -82,10 +75,19 @@ class Positions:
         state = _TrackingState(module)
         module._codegen(state)
         self._ranges = state.ranges
+        self._tokens = state.tokens
+        self._offsets: list[int] | None = None
+        self._lines: LineIndex | None = None
+
+    def _position(self, token: int) -> Position:
+        if self._offsets is None or self._lines is None:
+            self._offsets = list(accumulate(map(len, self._tokens), initial=0))
+            self._lines = LineIndex("".join(self._tokens))
+        return self._lines.position(self._offsets[token])
 
     def range(self, node: cst.CSTNode) -> Range:
-        (start_line, start_column), (end_line, end_column) = self._ranges[id(node)]
-        return Position(start_line, start_column), Position(end_line, end_column)
+        start, end = self._ranges[id(node)]
+        return self._position(start), self._position(end)
 
     def start(self, node: cst.CSTNode) -> Position:
         return self.range(node)[0]
