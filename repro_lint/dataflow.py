@@ -39,13 +39,14 @@ Role = Literal["use", "bind", "augment"]
 
 
 class ModuleIndex(cst.CSTVisitor):
-    """Parent links, pre-order positions and name occurrences of one module."""
+    """Parent links, pre-order positions and name occurrences of one module. Keyed by `id(node)`: a
+    node's own `__hash__` is Python code, and the index holds the module, so identities stay unique."""
 
     def __init__(self, module: cst.Module) -> None:
-        self._parent: dict[cst.CSTNode, cst.CSTNode] = {}
-        self._order: dict[cst.CSTNode, int] = {}
-        self._end: dict[cst.CSTNode, int] = {}
-        self._scope: dict[cst.CSTNode, ScopeNode] = {}
+        self._parent: dict[int, cst.CSTNode] = {}
+        self._order: dict[int, int] = {}
+        self._end: dict[int, int] = {}
+        self._scope: dict[int, ScopeNode] = {}
         self._occurrences: dict[str, list[cst.CSTNode]] = defaultdict(list)
         self._attributes: dict[str, list[cst.Attribute]] = defaultdict(list)
         self._stack: list[cst.CSTNode] = []
@@ -56,8 +57,8 @@ class ModuleIndex(cst.CSTVisitor):
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if self._stack:
-            self._parent[node] = self._stack[-1]
-        self._order[node] = self._counter
+            self._parent[id(node)] = self._stack[-1]
+        self._order[id(node)] = self._counter
         self._counter += 1
         self._stack.append(node)
         if isinstance(node, cst.Attribute):
@@ -66,13 +67,13 @@ class ModuleIndex(cst.CSTVisitor):
             dotted = dotted_name(node)
             if dotted is not None:
                 self._occurrences[dotted].append(node)
-                self._scope[node] = self._scopes[-1]
+                self._scope[id(node)] = self._scopes[-1]
         if type(node) in SCOPE_TYPES:
             self._scopes.append(node)
         return True
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
-        self._end[original_node] = self._counter - 1
+        self._end[id(original_node)] = self._counter - 1
         self._stack.pop()
         if type(original_node) in SCOPE_TYPES:
             self._scopes.pop()
@@ -92,27 +93,28 @@ class ModuleIndex(cst.CSTVisitor):
     # --- navigation -------------------------------------------------------------------------
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
-        return self._parent.get(node)
+        return self._parent.get(id(node))
 
     def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-        current = self._parent.get(node)
+        current = self._parent.get(id(node))
         while current is not None:
             yield current
-            current = self._parent.get(current)
+            current = self._parent.get(id(current))
 
     def order(self, node: cst.CSTNode) -> int:
-        return self._order[node]
+        return self._order[id(node)]
 
     def end(self, node: cst.CSTNode) -> int:
-        return self._end[node]
+        return self._end[id(node)]
 
     def contains(self, outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
-        return self._order[outer] <= self._order[inner] <= self._end[outer]
+        return self._order[id(outer)] <= self._order[id(inner)] <= self._end[id(outer)]
 
     def scope(self, node: cst.CSTNode) -> ScopeNode:
         """The function, lambda, class body or module a node belongs to (comprehensions are not scopes here)."""
-        if node in self._scope:
-            return self._scope[node]
+        scope = self._scope.get(id(node))
+        if scope is not None:
+            return scope
         for ancestor in self.ancestors(node):
             if type(ancestor) in SCOPE_TYPES and ancestor is not node:
                 return ancestor
@@ -164,17 +166,17 @@ class ModuleIndex(cst.CSTVisitor):
         """When an occurrence takes effect: a target is bound after its statement's value is computed,
         so `files = sorted(files)` reads the old `files` before binding the new one."""
         if self.role(node) == "use":
-            return self._order[node]
+            return self._order[id(node)]
         for parent in self.ancestors(node):
             if isinstance(parent, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.NamedExpr)) and parent.value is not None:
-                return self._end[parent.value]
+                return self._end[id(parent.value)]
             if isinstance(parent, (cst.For, cst.CompFor)):
-                return self._end[parent.iter]
+                return self._end[id(parent.iter)]
             if isinstance(parent, cst.WithItem):
-                return self._end[parent.item]
+                return self._end[id(parent.item)]
             if isinstance(parent, (cst.BaseSmallStatement, cst.BaseCompoundStatement, cst.Param)):
                 break
-        return self._order[node]
+        return self._order[id(node)]
 
     def assigned_value(self, target: cst.CSTNode) -> tuple[cst.BaseExpression, int | None] | None:
         """For a binding occurrence: the value assigned, and the position inside a tuple target

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from collections import Counter
 
+import libcst as cst
+import pytest
+
 import repro_lint.analysis as analysis
 from repro_lint.api import lint_paths
 from repro_lint.config import Settings
@@ -26,3 +29,22 @@ def test_each_file_is_parsed_once(project, monkeypatch):
     monkeypatch.setattr(analysis, "parse", counting_parse)
     lint_paths([root / "train.py"], Settings(select=("REP",)))
     assert len(parsed) == 4 and set(parsed.values()) == {1}
+
+
+def _builds_invalid_nodes() -> bool:
+    try:
+        cst.Name("x", lpar=[cst.LeftParen()])
+    except cst.CSTValidationError:
+        return False
+    return True
+
+
+def test_parsing_skips_node_checks_only_while_it_parses():
+    source = "def f(a, /, *, b=(1,)):\n    return [x async for x in a if (x)]\n"
+    module = analysis.parse(source)
+    assert module.code == source
+    assert module.deep_equals(cst.parse_module(source))
+    assert not _builds_invalid_nodes()  # the nodes a fix builds are checked again
+    with pytest.raises(cst.ParserSyntaxError):
+        analysis.parse("def broken(:\n")
+    assert not _builds_invalid_nodes()
