@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import libcst as cst
-from libcst._nodes.base import CSTNode
 
 from repro_lint.config import Settings
 from repro_lint.context import BatchedVisitor, FileContext, NodeEdit, PendingFix, PendingReport
@@ -19,10 +18,10 @@ from repro_lint.suppression import python_suppressions
 from repro_lint.traversal import walk
 
 
-_VALIDATE = CSTNode.__post_init__
+_VALIDATE = cst.CSTNode.__post_init__
 
 
-def _trusted(node: CSTNode) -> None:
+def _trusted(node: cst.CSTNode) -> None:
     pass
 
 
@@ -30,11 +29,11 @@ def parse(text: str) -> cst.Module:
     """The parsed module. LibCST checks every node it builds in `__post_init__`, which guards nodes
     built by hand; the parser's are valid by its grammar (LibCST's own PERF note there says as much),
     and skipping the check saves a sixth of the parse. Nodes built later, by fixes, are checked."""
-    CSTNode.__post_init__ = _trusted  # type: ignore[method-assign]
+    cst.CSTNode.__post_init__ = _trusted  # type: ignore[method-assign]
     try:
         return cst.parse_module(text)
     finally:
-        CSTNode.__post_init__ = _VALIDATE  # type: ignore[method-assign]
+        cst.CSTNode.__post_init__ = _VALIDATE  # type: ignore[method-assign]
 
 
 def parses(text: str) -> bool:
