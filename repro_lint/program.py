@@ -106,6 +106,8 @@ class ProjectModel:
         self._run_now_cache: dict[tuple[int, str], tuple[str, ...]] = {}
         self._calls_of_cache: dict[str, list[tuple[str, CallFact]]] = {}
         self._linking_calls_cache: dict[str, tuple[CallFact, ...]] = {}
+        self._process_walks: dict[str, list[str]] = {}
+        self._workers_cache: dict[str, tuple[Program, ...]] = {}
         self._reachable_cache: dict[str, list[str]] = {}
         self._reachable_set_cache: dict[str, frozenset[str]] = {}
         self._program_modules_cache: dict[str, tuple[str, ...]] = {}
@@ -498,14 +500,6 @@ class ProjectModel:
         if program.worker is not None:
             return program.trains
         return program.entry.trains_at_module_level or any(self.functions[name].trains for name in self._process_functions(program))
-
-    @cached_property
-    def _process_walks(self) -> dict[str, list[str]]:
-        return {}
-
-    @cached_property
-    def _workers_cache(self) -> dict[str, tuple[Program, ...]]:
-        return {}
 
     def _process_functions(self, program: Program) -> list[str]:
         """Project functions that run in `program`'s own process: for a worker, its functions and what
