@@ -56,6 +56,9 @@ class _Module:
 
     @property
     def notebook(self) -> notebook.Notebook | None:
+        """The notebook's cells; None for any other file, which is not read for the answer."""
+        if not notebook.is_notebook(self.display):
+            return None
         self.load()
         return self._notebook
 
@@ -67,7 +70,7 @@ class _Module:
         assert self.path is not None, "a module without a file is made with its text"
         try:
             text, self.encoding = read_source(self.path)
-            cells = notebook.read(text) if notebook.is_notebook(self.path.name) else None
+            cells = notebook.read(text) if notebook.is_notebook(self.display) else None
         except (UnreadableSource, notebook.NotebookError) as error:
             self._text = ""
             where = (error.line, error.column) if isinstance(error, notebook.NotebookError) else (1, 0)
@@ -395,12 +398,7 @@ def _add_noqa(engine: Engine, projects: list[_Project]) -> LintResult:
 def _in_cells(findings: list[Finding], projects: Iterable[_Project]) -> list[Finding]:
     """Findings in notebooks with their cell and positions within it (the engine counts lines of
     the joined cells)."""
-    notebooks = {
-        module.display: module
-        for project in projects
-        for module in project.modules
-        if module.report and notebook.is_notebook(module.display) and module.notebook
-    }
+    notebooks = {module.display: module for project in projects for module in project.modules if module.report and module.notebook}
     return [
         notebooks[finding.path].notebook.locate(finding, notebooks[finding.path].identity.relative_path)  # type: ignore[union-attr]
         if finding.path in notebooks
