@@ -66,9 +66,9 @@ def analyze(
     try:
         module = parse(text)
     except cst.ParserSyntaxError as error:
-        return syntax_error(display, text, *_parse_failure(text, error))
+        return syntax_error(display, *_parse_failure(text, error))
     except RecursionError:
-        return syntax_error(display, text, "cannot parse: the code is nested too deeply", 1, 0)
+        return syntax_error(display, "cannot parse: the code is nested too deeply", 1, 0)
 
     context = FileContext(module, identity.name, identity.is_package, settings, text)
     active = [rule(context) for rule in rules if not rule.required_text or any(token in text for token in rule.required_text)]
@@ -79,7 +79,7 @@ def analyze(
     index = LineIndex(text)
     findings = [_finding(report, display, positions, index) for report in context.reports]
     facts = collector.facts(positions)
-    return FileAnalysis(display, text, findings, facts, python_suppressions(text))
+    return FileAnalysis(display, findings, facts, python_suppressions(text))
 
 
 def _finding(report: PendingReport, display: str, positions: Positions, index: LineIndex) -> Finding:

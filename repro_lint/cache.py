@@ -13,7 +13,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import cache, cached_property
 from pathlib import Path
 
@@ -43,20 +43,23 @@ class AnalysisCache:
         self.folder = root / CACHE_FOLDER
         self.settings_key = settings_key
 
-    def _path(self, display: str, identity: str, text: str) -> Path:
-        digest = hashlib.sha256("\0".join((_tool_build(), self.settings_key, display, identity, text)).encode()).hexdigest()
+    def _path(self, display: str, identity: str, text_digest: bytes) -> Path:
+        key = hashlib.sha256("\0".join((_tool_build(), self.settings_key, display, identity, "")).encode())
+        key.update(text_digest)
+        digest = key.hexdigest()
         return self.folder / digest[:2] / f"{digest}.pickle"
 
-    def load(self, display: str, identity: str, text: str) -> FileAnalysis | None:
+    def load(self, display: str, identity: str, text_digest: bytes) -> FileAnalysis | None:
+        """The analysis of the text whose SHA-256 is `text_digest`, analysed under this name."""
         try:
-            with self._path(display, identity, text).open("rb") as stream:
+            with self._path(display, identity, text_digest).open("rb") as stream:
                 found = pickle.load(stream)
         except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, IndexError, TypeError, ValueError):
             return None  # missing, truncated or from an incompatible build: analysed again
-        return replace(found, text=text) if isinstance(found, FileAnalysis) else None
+        return found if isinstance(found, FileAnalysis) else None
 
-    def store(self, display: str, identity: str, text: str, analysis: FileAnalysis) -> None:
-        _store(self.folder, self._path(display, identity, text), replace(analysis, text=""))  # the key holds the text
+    def store(self, display: str, identity: str, text_digest: bytes, analysis: FileAnalysis) -> None:
+        _store(self.folder, self._path(display, identity, text_digest), analysis)
 
 
 @dataclass(frozen=True)
@@ -88,15 +91,16 @@ class LastRun:
         root: Path,
         settings_key: str,
         files: Sequence[tuple[str, str, Path | None]],
-        texts: Callable[[], Iterable[str]],
+        text_digests: Callable[[], Iterable[bytes]],
     ) -> None:
         """`files`: each file's display path, identity and path (None where its text is not the file's
-        own, as after a fix in memory); `texts` reads their texts, in the same order, if needed."""
+        own, as after a fix in memory); `text_digests` gives their texts' SHA-256, in the same order,
+        reading them if need be."""
         self.folder = root / CACHE_FOLDER
         self.path = self.folder / f"run-{hashlib.sha256(settings_key.encode()).hexdigest()[:16]}.pickle"
         self._base = f"{_tool_build()}\0{settings_key}"
         self._files = files
-        self._texts = texts
+        self._text_digests = text_digests
         taken = time.time_ns()
         stats = [_stat(path) for _, _, path in files]
         self._times_trusted = all(stat is not None and max(stat.st_mtime_ns, stat.st_ctime_ns) < taken - _CLOCK_TICK_NS for stat in stats)
@@ -109,9 +113,9 @@ class LastRun:
     @cached_property
     def texts_key(self) -> str:
         digest = hashlib.sha256(self._base.encode())
-        for (display, identity, _), text in zip(self._files, self._texts()):
-            digest.update(f"\0{display}\0{identity}\0{len(text)}\0".encode())
-            digest.update(text.encode("utf-8", "surrogatepass"))
+        for (display, identity, _), text_digest in zip(self._files, self._text_digests()):
+            digest.update(f"\0{display}\0{identity}\0".encode())
+            digest.update(text_digest)
         return digest.hexdigest()
 
     def load(self) -> RecordedRun | None:

@@ -7,7 +7,9 @@ is collected here, in the same traversal that runs the local rules.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass, field, replace
+from typing import Any, TypeVar
 
 import libcst as cst
 
@@ -32,6 +34,8 @@ _ANY_RECEIVER_TRAINING_METHODS = frozenset({"backward"})
 _NAMED_RECEIVER_TRAINING_METHODS = {"step": "optim", "fit": "trainer", "train": "trainer"}
 # Methods a DataLoader worker calls: global `random`/numpy draws there are reseeded per worker.
 _WORKER_METHODS = frozenset({"__getitem__", "__getitems__", "__iter__", "__call__"})
+
+_Shared = TypeVar("_Shared", bound=Hashable | None)
 
 
 @dataclass(frozen=True)
@@ -367,9 +371,23 @@ class FactsCollector:
         def line_of(node: cst.CSTNode) -> int:
             return positions.start(node).line
 
+        # Equal names are made one object, which pickling keeps: a module's calls name the same few
+        # functions and methods over and over, and the main process holds every module's calls.
+        shared: dict[Hashable, Any] = {}
+
+        def one(value: _Shared) -> _Shared:
+            return shared.setdefault(value, value)  # type: ignore[no-any-return]
+
         def calls(body: _Body) -> tuple[CallFact, ...]:
             return tuple(
-                CallFact(targets, method, line_of(node), guard, reference, *((launch.launcher, launch.start) if launch else ()))
+                CallFact(
+                    one(tuple(map(one, targets))),
+                    one(method),
+                    line_of(node),
+                    one(guard),
+                    reference,
+                    *((launch.launcher, launch.start) if launch else ()),
+                )
                 for node, targets, method, guard, reference, launch in body.calls
             )
 

@@ -35,13 +35,12 @@ class ModuleIdentity:
 @dataclass
 class FileAnalysis:
     display: str
-    text: str
     findings: list[Finding]
     facts: ModuleFacts | None
     suppressions: Suppressions = field(default_factory=Suppressions)
 
 
-def syntax_error(display: str, text: str, message: str, line: int, column: int) -> FileAnalysis:
+def syntax_error(display: str, message: str, line: int, column: int) -> FileAnalysis:
     position = Position(line, column)
     finding = Finding(SyntaxErrorRule.code, SyntaxErrorRule.name, message, display, position, position)
-    return FileAnalysis(display, text, [finding], None)
+    return FileAnalysis(display, [finding], None)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import bisect
 import io
 import tokenize
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,6 +54,20 @@ def read_source(path: Path) -> tuple[str, str]:
 
 def read_text(path: Path) -> str:
     return read_source(path)[0]
+
+
+def encoded(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")  # a text given by a caller may hold lone surrogates
+
+
+def packed(text: str) -> bytes:
+    """`text` compressed, for holding many texts at once: a `str` takes 1 to 4 bytes a character (its
+    widest character decides), compressed UTF-8 about a third of a byte."""
+    return zlib.compress(encoded(text), 1)
+
+
+def unpacked(data: bytes) -> str:
+    return zlib.decompress(data).decode("utf-8", "surrogatepass")
 
 
 class LineIndex:

@@ -12,11 +12,12 @@ from __future__ import annotations
 import multiprocessing
 import os
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from repro_lint.file_analysis import FileAnalysis, ModuleIdentity
 from repro_lint.config import Settings
 from repro_lint.rules.base import Rule
+from repro_lint.source import unpacked
 
 # Starting a spawned worker (a fresh interpreter importing LibCST and the rules) costs about 0.3 s
 # on this kind of machine, as much as analysing some 15-20 average files; below this many files to
@@ -28,7 +29,7 @@ POOL_MIN_FILES = 50
 class Task:
     """One Python file to analyse; `report` is False for files read only for their facts."""
 
-    text: str
+    source: bytes  # the text, packed (repro_lint.source.packed)
     display: str
     identity: ModuleIdentity
     report: bool
@@ -48,7 +49,7 @@ class _Analyser:
         ]
 
     def __call__(self, task: Task) -> FileAnalysis:
-        return self.analyze(task.text, task.display, task.identity, self.rules if task.report else [], self.settings)
+        return self.analyze(unpacked(task.source), task.display, task.identity, self.rules if task.report else [], self.settings)
 
 
 _worker: _Analyser | None = None
@@ -61,7 +62,7 @@ def _start_worker(settings: Settings) -> None:
 
 def _run(task: Task) -> FileAnalysis:
     assert _worker is not None, "the pool initializer builds the analyser"
-    return replace(_worker(task), text="")  # the parent holds the text: not sent back, not held twice
+    return _worker(task)
 
 
 def default_jobs() -> int:
@@ -84,8 +85,7 @@ def analyse_all(tasks: Sequence[Task], settings: Settings, jobs: int) -> Iterato
             yield index, analyser(task)
         return
     # Largest files first, so that no worker is left parsing a big file while the others idle.
-    order = sorted(range(len(tasks)), key=lambda index: -len(tasks[index].text))
+    order = sorted(range(len(tasks)), key=lambda index: -len(tasks[index].source))
     context = multiprocessing.get_context("spawn")
     with context.Pool(workers, initializer=_start_worker, initargs=(settings,)) as pool:
-        for index, analysis in zip(order, pool.imap(_run, [tasks[index] for index in order], chunksize=2)):
-            yield index, replace(analysis, text=tasks[index].text)
+        yield from zip(order, pool.imap(_run, [tasks[index] for index in order], chunksize=2))

@@ -43,6 +43,13 @@ def test_crlf_line_endings_survive_a_fix():
     assert fixed == "import torch\r\ntorch.backends.cudnn.benchmark = False\r\nx = 1\r\n"
 
 
+def test_every_character_survives_the_compressed_text_the_engine_holds():
+    # An astral character makes the `str` 4 bytes a character.
+    code = "import torch\nnote = '\U0001f600 caf\u00e9'\ntorch.backends.cudnn.benchmark = True\n"
+    fixed = fix_source(code, settings=Settings(select=("REP301",)), unsafe=True)
+    assert fixed == code.replace("= True", "= False")
+
+
 def test_inserted_import_uses_the_file_newline():
     code = "from torch.utils.data import random_split\r\nparts = random_split(ds, [1, 1])\r\n"
     fixed = fix_source(code, settings=Settings(select=("REP203",)))

@@ -17,6 +17,7 @@ from repro_lint import workers
 from repro_lint.file_analysis import ModuleIdentity
 from repro_lint.cache import CACHE_FOLDER
 from repro_lint.config import Settings
+from repro_lint.source import packed
 
 UNSEEDED_TRAINING = """\
 import torch
@@ -95,7 +96,7 @@ def test_damaged_cache_entries_are_rebuilt_by_the_pool(big_project):
 
 def _tasks(count: int) -> list[workers.Task]:
     return [
-        workers.Task(_helper(index), f"lib/helpers_{index}.py", ModuleIdentity.from_relative_path(f"lib/helpers_{index}.py"), True)
+        workers.Task(packed(_helper(index)), f"lib/helpers_{index}.py", ModuleIdentity.from_relative_path(f"lib/helpers_{index}.py"), True)
         for index in range(count)
     ]
 
@@ -131,7 +132,7 @@ def test_few_files_are_analysed_in_process(monkeypatch):
 
 def test_files_read_for_facts_run_no_local_rule():
     task = _tasks(1)[0]
-    facts_only = workers.Task(task.text, task.display, task.identity, report=False)
+    facts_only = workers.Task(task.source, task.display, task.identity, report=False)
     ((_, analysis),) = workers.analyse_all([facts_only], Settings(), jobs=1)
     assert analysis.findings == []
     assert analysis.facts is not None and [f.qualname for f in analysis.facts.functions] == [

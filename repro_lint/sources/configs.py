@@ -73,18 +73,18 @@ def scan_json(text: str, display: str) -> FileAnalysis:
 
 def _scan(text: str, display: str, is_json: bool) -> FileAnalysis:
     if len(text) > MAX_CONFIG_CHARACTERS or not any(key in text for key in _keys().required):
-        return empty(display, text)
+        return empty(display)
     if is_json:
         try:
             json.loads(text)
         except json.JSONDecodeError as error:
-            return syntax_error(display, text, f"cannot parse: {error.msg}", error.lineno, error.colno - 1)
+            return syntax_error(display, f"cannot parse: {error.msg}", error.lineno, error.colno - 1)
     try:
         documents = _compose(text, is_json)
     except yaml.YAMLError as error:
         message, offset = _yaml_problem(error)
         at = LineIndex(text).position(offset)
-        return syntax_error(display, text, f"cannot parse: {message}", at.line, at.column)
+        return syntax_error(display, f"cannot parse: {message}", at.line, at.column)
     reports: list[Report] = []
     scalars: list[tuple[int, int]] = []
     for document in documents:

@@ -25,9 +25,8 @@ class Report:
     fix: tuple[int, int, str, str] | None = None  # start, end, new text, fix message
 
 
-def empty(display: str, text: str) -> FileAnalysis:
-
-    return FileAnalysis(display, text, [], None, Suppressions())
+def empty(display: str) -> FileAnalysis:
+    return FileAnalysis(display, [], None, Suppressions())
 
 
 def analysis(display: str, text: str, reports: Iterable[Report], suppressions: Suppressions) -> FileAnalysis:
@@ -49,4 +48,4 @@ def analysis(display: str, text: str, reports: Iterable[Report], suppressions: S
             edit = Edit(index.position(fix_start), index.position(fix_end), content)
             fix = Fix(Applicability.UNSAFE, message, (edit,))
         findings[key] = Finding(report.code, rule.name, report.message, display, start, end, fix)
-    return FileAnalysis(display, text, list(findings.values()), None, suppressions)
+    return FileAnalysis(display, list(findings.values()), None, suppressions)

@@ -28,12 +28,12 @@ def _required_text() -> tuple[str, ...]:
 
 def scan(text: str, display: str) -> FileAnalysis:
     if not any(word in text for word in _required_text()):
-        return empty(display, text)
+        return empty(display)
     try:
         lexed = lex(text)
     except ShellSyntaxError as error:
         at = LineIndex(text).position(error.offset)
-        return syntax_error(display, text, f"cannot parse: {error.message}", at.line, at.column)
+        return syntax_error(display, f"cannot parse: {error.message}", at.line, at.column)
     script = interpret(text, lexed)
     found = list(launches(script))
     claims_determinism = any(deterministic_mode(launch) for launch in found)
