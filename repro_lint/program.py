@@ -9,7 +9,7 @@ processes (`mp.spawn(main_worker)`, process pools): those are programs of their 
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
@@ -18,6 +18,8 @@ from repro_lint.events import Event, short, tables
 from repro_lint.facts import CallFact, ClassFacts, FunctionFacts, ModuleFacts
 from repro_lint.launches import FRESH_START_METHODS, POOL
 
+# Calls, with the module making them: a module's top-level calls, or a function's.
+_Calls = tuple[str, Sequence[CallFact]]
 
 @dataclass(frozen=True)
 class Worker:
@@ -98,13 +100,12 @@ class ProjectModel:
         # The project pass asks the same questions once per rule and per program: answer each once.
         self._module_cache: dict[tuple[str, str | None], str | None] = {}
         self._symbol_cache: dict[tuple[str, str | None], str | None] = {}
-        # Keyed by the call's identity: hashing a call fact hashes all its fields, millions of times on
-        # a large project. The facts live as long as the model, so identities stay unique.
-        self._callee_cache: dict[tuple[int, str], tuple[str, ...]] = {}
-        self._process_calls_cache: dict[str, list[tuple[str, CallFact]]] = {}
+        # By module, then by the call's identity: hashing a call fact hashes all its fields, millions of
+        # times on a large project, and a (call, module) key per call took 25 MB on transformers. The
+        # facts live as long as the model, so identities stay unique.
+        self._callee_cache: dict[str, dict[int, tuple[str, ...]]] = {}
         self._module_sets: dict[tuple[str, ...], frozenset[str]] = {}
-        self._run_now_cache: dict[tuple[int, str], tuple[str, ...]] = {}
-        self._calls_of_cache: dict[str, list[tuple[str, CallFact]]] = {}
+        self._run_now_cache: dict[str, dict[int, tuple[str, ...]]] = {}
         self._linking_calls_cache: dict[str, tuple[CallFact, ...]] = {}
         self._process_walks: dict[str, list[str]] = {}
         self._workers_cache: dict[str, tuple[Program, ...]] = {}
@@ -236,15 +237,17 @@ class ProjectModel:
         return self._methods_within(method, fallback_within) if method is not None else resolved
 
     def _resolved_callees(self, call: CallFact, caller_module: str) -> tuple[str, ...]:
-        key = (id(call), caller_module)
-        resolved = self._callee_cache.get(key)
+        cache = self._callee_cache.get(caller_module)
+        if cache is None:
+            cache = self._callee_cache[caller_module] = {}
+        resolved = cache.get(id(call))
         if resolved is None:
             if call.reference:
                 targets = (self.resolve_symbol(target, caller_module) for target in call.targets)
                 resolved = tuple(sorted({found for found in targets if found in self.functions}))
             else:
                 resolved = tuple(sorted({found for target in call.targets for found in self.resolve_functions(target, caller_module)}))
-            self._callee_cache[key] = resolved
+            cache[id(call)] = resolved
         return resolved
 
     def _module_set(self, modules: tuple[str, ...]) -> frozenset[str]:
@@ -274,21 +277,23 @@ class ProjectModel:
         process runs there, not here."""
         if call.launcher:
             return ()
-        key = (id(call), caller_module)
-        found = self._run_now_cache.get(key)
+        cache = self._run_now_cache.get(caller_module)
+        if cache is None:
+            cache = self._run_now_cache[caller_module] = {}
+        found = cache.get(id(call))
         if found is None:
             named = {self.resolve_symbol(target, caller_module) for target in call.targets}
-            found = self._run_now_cache[key] = tuple(
+            found = cache[id(call)] = tuple(
                 name for name in self.callees(call, caller_module) if name in named or name.endswith(".__init__")
             )
         return found
 
-    def _entry_calls(self, entry: str, modules: Collection[str]) -> list[tuple[str, CallFact]]:
+    def _entry_calls(self, entry: str, modules: Collection[str]) -> list[_Calls]:
         """Calls made when `entry` runs: module-level code of every module it imports, and the
         `__main__` block of the entry alone."""
-        calls = [(module, call) for module in sorted(modules) for call in self.modules[module].module_calls]
-        calls.extend((entry, call) for call in self.modules[entry].main_calls)
-        return calls
+        groups = [(module, self.modules[module].module_calls) for module in sorted(modules)]
+        groups.append((entry, self.modules[entry].main_calls))
+        return groups
 
     def _walk(self, entry: str) -> list[str]:
         """Project functions that may run when `entry` runs, followed transitively."""
@@ -303,7 +308,7 @@ class ProjectModel:
         def callees(call: CallFact, module: str) -> tuple[str, ...]:
             return self.callees(call, module, within)
 
-        return self._reach([callee for module, call in self._entry_calls(entry, modules) for callee in callees(call, module)], callees)
+        return self._reach([callee for module, calls in self._entry_calls(entry, modules) for call in calls for callee in callees(call, module)], callees)
 
     def _reach(self, stack: list[str], callees: Callable[[CallFact, str], Iterable[str]]) -> list[str]:
         """The functions in `stack` and every project function they call, transitively, as `callees`
@@ -421,10 +426,11 @@ class ProjectModel:
         guards: dict[str, set[str | None]] = {name: set() for name in seeding}
         if seeding:
             within = self._module_set(program.modules)
-            for module, call in self._process_calls(program):
-                for callee in self.callees(call, module, within):
-                    if callee in seeding:
-                        guards[callee].add(call.guard)
+            for module, calls in self._process_calls(program):
+                for call in calls:
+                    for callee in self.callees(call, module, within):
+                        if callee in seeding:
+                            guards[callee].add(call.guard)
         return {name: next(iter(found)) if len(found) == 1 else None for name, found in guards.items()}
 
     def events(self, program: Program) -> list[Located]:
@@ -458,15 +464,16 @@ class ProjectModel:
         """`MyTrainer(...)` where MyTrainer subclasses a framework object that seeds (HF Trainer)."""
         frameworks = tables().frameworks
         found = []
-        for module, call in self._process_calls(program):
-            if call.reference:
-                continue
-            for target in call.targets:
-                cls = self.resolve_symbol(target, module)
-                framework = self._framework_base(cls) if cls in self.classes else None
-                if framework is not None:
-                    for rng in frameworks[framework]["seeds"]:
-                        found.append(Located(self.modules[module], Event("seed", call.line, framework, rng)))
+        for module, calls in self._process_calls(program):
+            for call in calls:
+                if call.reference:
+                    continue
+                for target in call.targets:
+                    cls = self.resolve_symbol(target, module)
+                    framework = self._framework_base(cls) if cls in self.classes else None
+                    if framework is not None:
+                        for rng in frameworks[framework]["seeds"]:
+                            found.append(Located(self.modules[module], Event("seed", call.line, framework, rng)))
         return found
 
     # Processes -------------------------------------------------------------------------------------
@@ -484,15 +491,16 @@ class ProjectModel:
             return ()
         found: dict[tuple[str, ...], Program] = {}
         fresh_default = self._fresh_default(program)
-        for module, call in self._process_calls(program):
-            if call.launcher is None or self._runs_here(call, fresh_default):
-                continue
-            functions = self.callees(call, module)
-            if not functions or functions in found:
-                continue
-            worker = Program(program.entry, program.modules, False, Worker(functions, call.launcher, self.modules[module], call.line, call.start))
-            trains = any(self.functions[name].trains for name in self._process_functions(worker))
-            found[functions] = replace(worker, trains=trains)
+        for module, calls in self._process_calls(program):
+            for call in calls:
+                if call.launcher is None or self._runs_here(call, fresh_default):
+                    continue
+                functions = self.callees(call, module)
+                if not functions or functions in found:
+                    continue
+                worker = Program(program.entry, program.modules, False, Worker(functions, call.launcher, self.modules[module], call.line, call.start))
+                trains = any(self.functions[name].trains for name in self._process_functions(worker))
+                found[functions] = replace(worker, trains=trains)
         return tuple(found.values())
 
     def trains_in_process(self, program: Program) -> bool:
@@ -518,34 +526,23 @@ class ProjectModel:
             return self._callees_here(call, module, within, launched, fresh_default)
 
         stack = list(program.worker.functions) if program.worker is not None else []
-        stack += [callee for module, call in self._process_roots(program) for callee in callees(call, module)]
+        stack += [callee for module, calls in self._process_roots(program) for call in calls for callee in callees(call, module)]
         found = self._process_walks[program.key] = self._reach(stack, callees)
         return found
 
-    def _process_roots(self, program: Program) -> list[tuple[str, CallFact]]:
+    def _process_roots(self, program: Program) -> list[_Calls]:
         """The calls `program`'s process makes outside functions: the entry's (module-level code of
         its modules and its `__main__` block), or, in a worker's fresh interpreter, the module-level
         code alone."""
         if program.worker is None:
             return self._entry_calls(program.entry.module, program.modules)
-        return [(module, call) for module in sorted(program.modules) for call in self.modules[module].module_calls]
+        return [(module, self.modules[module].module_calls) for module in sorted(program.modules)]
 
-    def _process_calls(self, program: Program) -> list[tuple[str, CallFact]]:
-        """The calls made in `program`'s own process, with the module making each."""
-        calls = self._process_calls_cache.get(program.key)
-        if calls is None:
-            calls = self._process_calls_cache[program.key] = self._process_roots(program)
-            for name in self._process_functions(program):
-                calls.extend(self._calls_of(name))
-        return calls
-
-    def _calls_of(self, function: str) -> list[tuple[str, CallFact]]:
-        """The calls `function` makes, each with its module: asked for by every program reaching it."""
-        found = self._calls_of_cache.get(function)
-        if found is None:
-            module = self._module_of_function[function]
-            found = self._calls_of_cache[function] = [(module, call) for call in self.functions[function].calls]
-        return found
+    def _process_calls(self, program: Program) -> list[_Calls]:
+        """The calls made in `program`'s own process."""
+        groups = self._process_roots(program)
+        groups.extend((self._module_of_function[name], self.functions[name].calls) for name in self._process_functions(program))
+        return groups
 
     def _callees_here(
         self, call: CallFact, module: str, within: frozenset[str], launched: frozenset[str], fresh_default: bool
@@ -689,7 +686,7 @@ class ProjectModel:
 
     def _calls_method(self, program: Program, method: str) -> bool:
         """Whether code on the program's path calls `<anything>.<method>(...)`."""
-        calls = [call for _, call in self._entry_calls(program.entry.module, program.modules)]
+        calls = [call for _, group in self._entry_calls(program.entry.module, program.modules) for call in group]
         calls += [call for name in self._reachable(program) for call in self.functions[name].calls]
         return any(call.method == method for call in calls)
 
