@@ -73,7 +73,10 @@ class ModuleIndex(cst.CSTVisitor):
         return True
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
-        self._end[id(original_node)] = self._counter - 1
+        # A tick of its own: a node ends after everything in it, also where its last child is its last
+        # token (a binding takes effect after every read in its value).
+        self._end[id(original_node)] = self._counter
+        self._counter += 1
         self._stack.pop()
         if type(original_node) in SCOPE_TYPES:
             self._scopes.pop()

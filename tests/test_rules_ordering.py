@@ -37,6 +37,8 @@ REP106_FIRES = [
     "from typing import List\ndef mix(rows: List[str]):\n    names = list(set(rows))\n    return {n: i for i, n in enumerate(names)}\n",
     # frozenset, and a seeded choice that still depends on the order
     "import random\nrandom.seed(0)\npick = random.choice(list(frozenset(names)))\n",
+    # rebound to what its own last read builds: the read comes first
+    "import numpy as np\nids = list(set(ids))\nids = np.array(ids)\n",
 ]
 
 REP106_SILENT = [
