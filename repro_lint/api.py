@@ -63,9 +63,12 @@ class _Module:
 
     @property
     def digest(self) -> bytes:
-        """The text's hash, for the cache's keys: computed once, however many keys it enters."""
+        """The text's hash, for the cache's keys: computed once, however many keys it enters. The
+        text is packed then: hashing every file of a project for the last run's record must not hold
+        them all whole."""
         if self._digest is None:
             self._digest = hashlib.sha256(encoded(self.text)).digest()
+            self.pack()
         return self._digest
 
     def pack(self) -> bytes:
