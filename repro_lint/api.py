@@ -82,7 +82,8 @@ class _Module:
         """The notebook's cells; None for any other file, which is not read for the answer."""
         if not notebook.is_notebook(self.display):
             return None
-        self.load()
+        if self._text is None and self._packed is None:
+            self.load()  # the cells are read with the file; a text read already is not unpacked for them
         return self._notebook
 
     def load(self) -> str:
