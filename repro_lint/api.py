@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -21,7 +21,7 @@ from repro_lint.discovery import SCANNED_SUFFIXES, SourcePath, discover, project
 from repro_lint.file_analysis import FileAnalysis, ModuleIdentity, syntax_error
 from repro_lint.fixes import MAX_FIX_ROUNDS, applicable, apply_fixes, unified_diff, write_atomically
 from repro_lint.progress import Progress
-from repro_lint.rules.base import Finding, ProgramRule, Rule, RuleMeta
+from repro_lint.rules.base import Finding, ProgramRule, Rule
 from repro_lint.source import UnreadableSource, encoded, packed, read_source, unpacked
 from repro_lint.sources import notebook, scanner_for, validator_for
 from repro_lint.suppression import NOT_SILENCED_BY_ADD_NOQA, UNUSED_NOQA, add_noqa, takes_noqa, unused_noqa
@@ -71,6 +71,11 @@ class _Module:
             self.pack()
         return self._digest
 
+    def assume_digest(self, digest: bytes) -> None:
+        """The text's hash, known without reading it (the file's times are those the last run saw)."""
+        if self._text is None and self._packed is None:
+            self._digest = digest
+
     def pack(self) -> bytes:
         """The text compressed, as the module holds it from now on."""
         if self._packed is None:
@@ -105,6 +110,11 @@ class _Module:
         self._notebook = cells
         self._text = cells.code if cells is not None else text
         return self._text
+
+
+# What a local finding asks of the program model: its module, its line, whether its rule fires only
+# in training code, and the condition some program reaching the module must meet.
+_Question = tuple[str, int, bool, tuple[str, ...]]
 
 
 @dataclass
@@ -143,20 +153,21 @@ class Engine:
     def _analyze_pending(self, projects: Sequence[_Project]) -> None:
         """Analyse every module of every project not analysed yet, in one batch, so that the files
         that must be parsed (not in the cache) can be spread over worker processes."""
+        self._analyze_modules([(module, self._cache_for(project)) for project in projects for module in project.modules])
+
+    def _analyze_modules(self, modules: Sequence[tuple[_Module, AnalysisCache | None]]) -> None:
         pending: list[tuple[_Module, AnalysisCache | None]] = []
-        for project in projects:
-            cache = self._cache_for(project)
-            for module in project.modules:
-                module.load()
-                if module.analysis is None:
-                    scanner = scanner_for(module.display)  # launch scripts and configs: cheap, no parse
-                    if scanner is not None:
-                        module.analysis = scanner(module.text, module.display)
-                    elif cache is not None and (cached := cache.load(module.display, _cache_identity(module), module.digest)):
-                        module.analysis = cached
-                    else:
-                        pending.append((module, cache))
-                module.pack()  # before the next file is read: no more than one text is held whole
+        for module, cache in modules:
+            module.load()
+            if module.analysis is None:
+                scanner = scanner_for(module.display)  # launch scripts and configs: cheap, no parse
+                if scanner is not None:
+                    module.analysis = scanner(module.text, module.display)
+                elif cache is not None and (cached := cache.load(module.display, _cache_identity(module), module.digest)):
+                    module.analysis = cached
+                else:
+                    pending.append((module, cache))
+            module.pack()  # before the next file is read: no more than one text is held whole
         tasks = [Task(module.pack(), module.display, module.identity, module.report) for module, _ in pending]
         progress = Progress(len(tasks)) if self.progress else None
         try:
@@ -173,34 +184,63 @@ class Engine:
 
     def findings(self, projects: Sequence[_Project]) -> list[Finding]:
         found: list[Finding] = []
-        runs = {id(project): self._last_run(project) for project in projects}
         pending = []
         for project in projects:
-            recorded = self._recorded(project, runs[id(project)])
-            if recorded is None:
-                pending.append(project)
+            last_run = self._last_run(project)
+            recorded = last_run.load() if last_run is not None else None
+            answer = self._from_last_run(project, last_run, recorded) if last_run is not None and recorded is not None else None
+            if answer is None:
+                pending.append((project, last_run))
             else:
-                found.extend(recorded)
-        self._analyze_pending(pending)
-        for project in pending:
-            found.extend(self._project_findings(project, runs[id(project)]))
+                found.extend(answer)
+        self._analyze_pending([project for project, _ in pending])
+        for project, last_run in pending:
+            found.extend(self._project_findings(project, last_run))
         return sorted(found, key=lambda finding: finding.sort_key)
 
     def _last_run(self, project: _Project) -> LastRun | None:
         if not (self.use_cache and project.root):
             return None
         files = [(module.display, _cache_identity(module), None if module.edited else module.path) for module in project.modules]
-        return LastRun(project.root, f"{self.settings!r}:{self.honour_noqa}", files, lambda: [module.digest for module in project.modules])
+        return LastRun(project.root, f"{self.settings!r}:{self.honour_noqa}", files)
 
-    def _recorded(self, project: _Project, last_run: LastRun | None) -> list[Finding] | None:
-        """The last run's findings, where the project's files, the settings and the declarations
-        that decided them (read again from the entries' folders then) are all unchanged."""
-        recorded = last_run.load() if last_run is not None else None
-        if recorded is None:
-            return None
+    def _from_last_run(self, project: _Project, last_run: LastRun, recorded: RecordedRun) -> list[Finding] | None:
+        """The findings the last run's record gives, where the project has the same files, the
+        declarations that decided them (read again from the entries' folders) are unchanged, and the
+        changed files, analysed again, kept their facts: the project pass would then give what it gave."""
+        files = recorded.files
+        if files.keys() != {module.display for module in project.modules}:
+            return None  # a file added or removed
+        if any(files[module.display].identity != _cache_identity(module) for module in project.modules):
+            return None  # a file reported that was read only for its facts, or the other way round
+        known = last_run.known_digests(recorded)
+        for module, digest in zip(project.modules, known):
+            if digest is not None:
+                module.assume_digest(digest)
+        changed = [module for module in project.modules if files[module.display].digest != module.digest]
         if recorded.entries is not None and self._declared(project, recorded.entries) != recorded.declared:
             return None
-        return recorded.findings
+        if not changed:
+            if None in known:  # texts read for their hashes: the next run knows them by the files' times
+                last_run.store(replace(recorded, files=last_run.files(module.digest for module in project.modules)))
+            return recorded.findings
+        cache = self._cache_for(project)
+        assert cache is not None, "a project with a last run has a cache"
+        self._analyze_modules([(module, cache) for module in changed])
+        for module in changed:
+            before = cache.load(module.display, _cache_identity(module), files[module.display].digest)
+            if before is None or before.facts != self._analyze(module).facts:
+                return None
+        displays = {module.display for module in changed}
+        found = [finding for finding in recorded.findings if finding.path not in displays]
+        for module in changed:
+            if module.report:
+                judged = self._module_findings(module, recorded.program_findings, recorded.verdicts)
+                if judged is None:
+                    return None  # a finding the program model was not asked about
+                found.extend(judged)
+        last_run.store(replace(recorded, findings=found, files=last_run.files(module.digest for module in project.modules)))
+        return found
 
     def _declared(self, project: _Project, entries: Iterable[str]) -> Declared:
         return declared(project.root, entries, self.settings.target_torch_version)
@@ -220,46 +260,55 @@ class Engine:
         if program_rules:
             entries = tuple(program.entry.path for program in model.programs)
             model.declared = self._declared(project, entries)
-        by_display = {module.display: module for module in modules if module.report}
-        candidates = [finding for module in modules if module.report for finding in self._analyze(module).findings]
-        candidates = [finding for finding in candidates if self._keep_local(REGISTRY[finding.code], finding, by_display, model)]
+        reported = [module for module in modules if module.report]
+        verdicts = {
+            question: _verdict(model, question)
+            for module in reported
+            for finding in self._analyze(module).findings
+            if (question := _question(finding, module)) is not None
+        }
         # Program rules know modules by their project-relative path; report them under the display path.
-        by_relative = {module.identity.relative_path: module for module in modules if module.report}
-        for rule in program_rules:
-            candidates.extend(
-                replace(finding, path=by_relative[finding.path].display)
-                for finding in rule.check(model)
-                if finding.path in by_relative
-            )
-        found = [finding for finding in candidates if self._reported(finding, by_display[finding.path])]
-        found.extend(self._unused_noqa(by_display.values()))
+        by_relative = {module.identity.relative_path: module for module in reported}
+        program_findings = [
+            replace(finding, path=by_relative[finding.path].display)
+            for rule in program_rules
+            for finding in rule.check(model)
+            if finding.path in by_relative
+        ]
+        found = [finding for module in reported for finding in self._module_findings(module, program_findings, verdicts) or ()]
         if last_run is not None:
-            last_run.store(RecordedRun(found, entries, model.declared if entries is not None else None))
+            files = last_run.files(module.digest for module in modules)
+            last_run.store(RecordedRun(found, entries, model.declared if entries is not None else None, files, program_findings, verdicts))
         return found
 
-    def _unused_noqa(self, modules: Iterable[_Module]) -> list[Finding]:
-        """REP002, once `_reported` has judged every other finding: which `# noqa` comments suppressed
-        one is known only then. Codes ignored for a file count as not run there; with `noqa` comments
-        disabled, none suppressed anything and none is judged."""
+    def _module_findings(
+        self, module: _Module, program_findings: Iterable[Finding], verdicts: Mapping[_Question, bool]
+    ) -> list[Finding] | None:
+        """A reported module's findings: its own that the program model keeps, and the program rules'
+        in it, less those silenced; then REP002, once every other finding is judged (which `# noqa`
+        comments suppressed one is known only then). None where a verdict is missing."""
+        analysis = self._analyze(module)
+        candidates = [finding for finding in program_findings if finding.path == module.display]
+        for finding in analysis.findings:
+            question = _question(finding, module)
+            if question is not None and question not in verdicts:
+                return None
+            if question is None or verdicts[question]:
+                candidates.append(finding)
+        found = [finding for finding in candidates if self._reported(finding, module)]
+        found.extend(self._unused_noqa(module))
+        return found
+
+    def _unused_noqa(self, module: _Module) -> list[Finding]:
+        """REP002. Codes ignored for a file count as not run there; with `noqa` comments disabled,
+        none suppressed anything and none is judged."""
         if UNUSED_NOQA not in self.enabled or not self.honour_noqa:
             return []
-        found = []
-        for module in modules:
-            ran = self.enabled - self.settings.ignored_for(self._config_relative(module))
-            suppressions = self._analyze(module).suppressions
-            if UNUSED_NOQA in ran and suppressions.noqas:  # else nothing to judge, and the text stays packed
-                found.extend(unused_noqa(module.display, module.text, suppressions, ran))
-        return found
-
-    @staticmethod
-    def _keep_local(rule: type[RuleMeta], finding: Finding, modules: dict[str, _Module], model: ProjectModel) -> bool:
-        if not (isinstance(rule, type) and issubclass(rule, Rule)):
-            return True
-        module = modules[finding.path].identity.name
-        if rule.training_only and model.only_reached_by_non_training_programs(module, finding.start.line):
-            return False
-        condition = rule.program_condition_for(finding)
-        return not condition or model.reached_by_program_where(module, condition)
+        ran = self.enabled - self.settings.ignored_for(self._config_relative(module))
+        suppressions = self._analyze(module).suppressions
+        if UNUSED_NOQA not in ran or not suppressions.noqas:  # else nothing to judge, and the text stays packed
+            return []
+        return unused_noqa(module.display, module.text, suppressions, ran)
 
     def _reported(self, finding: Finding, module: _Module) -> bool:
         if finding.code not in self.enabled:
@@ -300,6 +349,28 @@ class Engine:
             if not progress:
                 return findings, fixed
         return self.findings(projects), fixed
+
+
+def _question(finding: Finding, module: _Module) -> _Question | None:
+    """What a local finding asks of the program model, which keeps it where the answer is yes: are
+    the programs reaching its line training ones, do those reaching its module meet its rule's
+    condition. None for a finding that asks nothing."""
+    from repro_lint.registry import REGISTRY
+
+    rule = REGISTRY[finding.code]
+    if not (isinstance(rule, type) and issubclass(rule, Rule)):
+        return None
+    condition = tuple(rule.program_condition_for(finding))
+    if not (rule.training_only or condition):
+        return None
+    return (module.identity.name, finding.start.line, rule.training_only, condition)
+
+
+def _verdict(model: ProjectModel, question: _Question) -> bool:
+    module, line, training_only, condition = question
+    if training_only and model.only_reached_by_non_training_programs(module, line):
+        return False
+    return not condition or model.reached_by_program_where(module, condition)
 
 
 def _cache_identity(module: _Module) -> str:

@@ -1,8 +1,8 @@
 """The cache at a project's root: per file, its analysis (findings, facts, suppressions), so an
-unchanged file is never parsed again; per project, the findings of the last run, so an unchanged
-project is answered without loading one analysis or running the project pass. Entries are keyed by
-the files' texts (the last run's record first by their times), where they sit, the settings and the
-tool's own build."""
+unchanged file is never parsed again; per project, the record of the last run, so an unchanged
+project is answered without loading one analysis or running the project pass, and a project whose
+changed files kept their facts without running the pass. Entries are keyed by the files' texts (the
+last run's record first by their times), where they sit, the settings and the tool's own build."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ import pickle
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import cache, cached_property
+from functools import cache
 from pathlib import Path
 
 from repro_lint.file_analysis import FileAnalysis
@@ -63,13 +63,29 @@ class AnalysisCache:
 
 
 @dataclass(frozen=True)
+class RecordedFile:
+    """A file as the last run saw it: its identity in the cache, its size and times (None where they
+    were too recent to be trusted), and its text's SHA-256."""
+
+    identity: str
+    times: tuple[int, int, int, int] | None
+    digest: bytes
+
+
+@dataclass(frozen=True)
 class RecordedRun:
     """A project's findings, and the entry modules whose folders' declarations (requirements, configs)
-    decided them: None where no program rule ran and no declaration was read."""
+    decided them: None where no program rule ran and no declaration was read.
+
+    The project pass's own results come with them, by file: a run where the changed files kept their
+    facts gets the same results from the pass, and judges only those files' findings again."""
 
     findings: list[Finding]
     entries: tuple[str, ...] | None
     declared: Declared | None
+    files: dict[str, RecordedFile]  # by display path
+    program_findings: list[Finding]  # before suppressions
+    verdicts: dict[tuple[object, ...], bool]  # the program model's answer to each local finding's question
 
 
 # FAT's modification times have a resolution of 2 s, the coarsest of the file systems in use.
@@ -77,66 +93,55 @@ _CLOCK_TICK_NS = 2_000_000_000
 
 
 class LastRun:
-    """The findings of the last run over one project with one set of settings.
+    """The record of the last run over one project with one set of settings and one build.
 
-    The record is found by its files' sizes and times, as git's index and Ruff's cache do, so that an
-    unchanged project is answered without reading a file; else by their texts, which refreshes the
-    times (after a checkout, say). Times are trusted only when every file is older, by more than a
-    clock tick, than the moment they were taken: a file changed within the tick of its last change
-    keeps its time ("racy git"), and only its text would tell.
+    A file whose size and times are those recorded is taken as unchanged without reading it, as git's
+    index and Ruff's cache do. Times are recorded only for files older, by more than a clock tick,
+    than the moment they were taken: a file changed within the tick of its last change keeps its time
+    ("racy git"), and only its text would tell.
     """
 
-    def __init__(
-        self,
-        root: Path,
-        settings_key: str,
-        files: Sequence[tuple[str, str, Path | None]],
-        text_digests: Callable[[], Iterable[bytes]],
-    ) -> None:
+    def __init__(self, root: Path, settings_key: str, files: Sequence[tuple[str, str, Path | None]]) -> None:
         """`files`: each file's display path, identity and path (None where its text is not the file's
-        own, as after a fix in memory); `text_digests` gives their texts' SHA-256, in the same order,
-        reading them if need be."""
+        own, as after a fix in memory)."""
         self.folder = root / CACHE_FOLDER
         self.path = self.folder / f"run-{hashlib.sha256(settings_key.encode()).hexdigest()[:16]}.pickle"
-        self._base = f"{_tool_build()}\0{settings_key}"
+        self._build = f"{_tool_build()}\0{settings_key}"
         self._files = files
-        self._text_digests = text_digests
         taken = time.time_ns()
-        stats = [_stat(path) for _, _, path in files]
-        self._times_trusted = all(stat is not None and max(stat.st_mtime_ns, stat.st_ctime_ns) < taken - _CLOCK_TICK_NS for stat in stats)
-        digest = hashlib.sha256(self._base.encode())
-        for (display, identity, _), stat in zip(files, stats):
-            times = (stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino) if stat is not None else None
-            digest.update(f"\0{display}\0{identity}\0{times}".encode())
-        self.times_key = digest.hexdigest()
-
-    @cached_property
-    def texts_key(self) -> str:
-        digest = hashlib.sha256(self._base.encode())
-        for (display, identity, _), text_digest in zip(self._files, self._text_digests()):
-            digest.update(f"\0{display}\0{identity}\0".encode())
-            digest.update(text_digest)
-        return digest.hexdigest()
+        self._times: list[tuple[int, int, int, int] | None] = []
+        for _, _, path in files:
+            stat = _stat(path)
+            trusted = stat is not None and max(stat.st_mtime_ns, stat.st_ctime_ns) < taken - _CLOCK_TICK_NS
+            self._times.append((stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino) if trusted else None)  # type: ignore[union-attr]
 
     def load(self) -> RecordedRun | None:
         try:
             with self.path.open("rb") as stream:
-                times_key, texts_key, recorded = pickle.load(stream)
+                build, recorded = pickle.load(stream)
         except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, IndexError, TypeError, ValueError):
             return None
-        if not isinstance(recorded, RecordedRun):
-            return None
-        if times_key is not None and times_key == self.times_key:
-            return recorded
-        if texts_key != self.texts_key:
-            return None
-        if self._times_trusted:
-            self.store(recorded)  # the next run finds it by the files' times
-        return recorded
+        return recorded if build == self._build and isinstance(recorded, RecordedRun) else None
+
+    def known_digests(self, recorded: RecordedRun) -> list[bytes | None]:
+        """Each file's text's hash where its identity, size and times are the recorded ones, without
+        reading it; None for the others."""
+        known: list[bytes | None] = []
+        for (display, identity, _), times in zip(self._files, self._times):
+            file = recorded.files.get(display)
+            same = file is not None and times is not None and file.times == times and file.identity == identity
+            known.append(file.digest if same else None)  # type: ignore[union-attr]
+        return known
+
+    def files(self, digests: Iterable[bytes]) -> dict[str, RecordedFile]:
+        """The files as this run sees them, given their texts' hashes in the order of `files`."""
+        return {
+            display: RecordedFile(identity, times, digest)
+            for (display, identity, _), times, digest in zip(self._files, self._times, digests)
+        }
 
     def store(self, recorded: RecordedRun) -> None:
-        times_key = self.times_key if self._times_trusted else None
-        _store(self.folder, self.path, (times_key, self.texts_key, recorded))
+        _store(self.folder, self.path, (self._build, recorded))
 
 
 def _stat(path: Path | None) -> os.stat_result | None:

@@ -5,9 +5,11 @@ from __future__ import annotations
 import textwrap
 
 import os
+import pickle
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from types import SimpleNamespace
 
 import pytest
@@ -15,6 +17,7 @@ import pytest
 from repro_lint.api import lint_paths
 from repro_lint.cache import CACHE_FOLDER, AnalysisCache
 from repro_lint.config import Settings
+from repro_lint.program import ProjectModel
 
 TRAIN = "import torch\nfrom torch.utils.data import random_split\nif __name__ == '__main__':\n    random_split(ds, [1, 1])\n    torch.nn.Linear(2, 2)(torch.ones(2)).sum().backward()\n"
 
@@ -209,3 +212,137 @@ def test_fixes_shown_as_a_diff_are_not_recorded_as_the_files_findings(project, o
     assert cached.diffs == uncached.diffs != []
     assert cached.findings == uncached.findings
     assert _lint(root) == fresh == _lint(root, use_cache=False)
+
+
+# An unseeded CUDA training script and its helpers: program findings (REP101, REP302), local ones that
+# the program model keeps (REP301 only in training code), an unused `noqa` (REP002).
+TRAIN_ON_HELPERS = {
+    "train.py": textwrap.dedent("""\
+        import torch
+        import torch.backends.cudnn as cudnn
+        from torch.utils.data import DataLoader
+
+        from models.net import build, split
+
+        cudnn.benchmark = True  # speed
+
+
+        def main():
+            model = build()
+            train, val = split(range(10))
+            loader = DataLoader(train, shuffle=True, num_workers=2)  # noqa: REP203
+            for batch in loader:
+                model(batch).sum().backward()
+
+
+        if __name__ == "__main__":
+            main()
+    """),
+    "models/net.py": textwrap.dedent("""\
+        import torch
+        from torch.utils.data import random_split
+
+
+        def build():
+            return torch.nn.Linear(2, 2).cuda()
+
+
+        def split(data):
+            return random_split(data, [0.5, 0.5])
+    """),
+}
+WITH_REP002 = Settings(extend_select=("REP002",))
+
+
+def _full(root, use_cache=True):
+    return [(f.path, f.start.line, f.code, f.message) for f in lint_paths([root], WITH_REP002, use_cache=use_cache).findings]
+
+
+def _edit(root, name, old, new):
+    path = root / name
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new, 1))
+
+
+def _forbid_project_pass(monkeypatch):
+    def build(*args, **kwargs):
+        raise AssertionError("the project pass ran")
+
+    monkeypatch.setattr("repro_lint.program.ProjectModel.__init__", build)
+
+
+@pytest.mark.parametrize(
+    ("name", "old", "new"),
+    [
+        ("train.py", "# speed", "# speed, measured"),  # a comment
+        ("train.py", "cudnn.benchmark = True  # speed", "cudnn.benchmark = False"),  # a local finding goes
+        ("train.py", "# noqa: REP203", "# noqa: REP202"),  # the noqa now silences a finding
+        ("train.py", "range(10)", "range(12)"),
+        ("models/net.py", "[0.5, 0.5]", "[0.8, 0.2]"),
+    ],
+)
+def test_changed_files_that_keep_their_facts_reuse_the_project_pass(project, monkeypatch, name, old, new):
+    root = project(TRAIN_ON_HELPERS)
+    before = _full(root)
+    assert {code for _, _, code, _ in before} == {"REP101", "REP202", "REP203", "REP301", "REP302", "REP002"}
+    _edit(root, name, old, new)
+    expected = _full(root, use_cache=False)
+    with monkeypatch.context() as patched:
+        _forbid_project_pass(patched)
+        assert _full(root) == expected
+    assert _full(root) == expected  # the record the reuse stored answers the next run
+
+
+def test_a_change_to_the_facts_runs_the_project_pass(project, monkeypatch):
+    root = project(TRAIN_ON_HELPERS)
+    _full(root)
+    _edit(root, "train.py", "def main():\n", "def main():\n    torch.manual_seed(0)\n")
+    expected = _full(root, use_cache=False)
+    assert "REP101" not in [code for _, _, code, _ in expected]
+    with monkeypatch.context() as patched:
+        _forbid_project_pass(patched)
+        with pytest.raises(AssertionError, match="the project pass ran"):
+            _full(root)
+    assert _full(root) == expected
+
+
+@pytest.mark.parametrize("change", ["add", "remove"])
+def test_a_file_added_or_removed_runs_the_project_pass(project, change):
+    root = project({**TRAIN_ON_HELPERS, "seeding.py": "import torch\n"})
+    _full(root)
+    if change == "add":
+        (root / "models" / "extra.py").write_text("x = 1\n")
+    else:
+        (root / "seeding.py").unlink()
+    assert _full(root) == _full(root, use_cache=False)
+
+
+def test_a_finding_the_program_model_was_never_asked_about_runs_the_project_pass(project, monkeypatch):
+    root = project(TRAIN_ON_HELPERS)
+    fresh = _full(root)
+    [record] = (root / CACHE_FOLDER).glob("run-*.pickle")
+    build, recorded = pickle.loads(record.read_bytes())
+    record.write_bytes(pickle.dumps((build, replace(recorded, verdicts={}))))
+    _edit(root, "train.py", "# speed", "# speed, measured")
+    built = []
+    monkeypatch.setattr("repro_lint.program.ProjectModel.__init__", _recording(built, ProjectModel.__init__))
+    assert _full(root) == fresh
+    assert built  # REP301 asks whether training programs reach its line, and no answer was recorded
+
+
+def _recording(calls, function):
+    def recorded(*args, **kwargs):
+        calls.append(args)
+        return function(*args, **kwargs)
+
+    return recorded
+
+
+def test_a_run_on_one_file_does_not_take_the_record_of_a_run_on_the_project(project):
+    root = project(TRAIN_ON_HELPERS)
+    assert {path for path, *_ in _full(root)} == {str(root / "train.py"), str(root / "models" / "net.py")}
+    one = lint_paths([root / "train.py"], WITH_REP002, use_cache=True).findings
+    assert one == lint_paths([root / "train.py"], WITH_REP002).findings
+    assert {finding.path for finding in one} == {str(root / "train.py")}
+    assert _full(root) == _full(root, use_cache=False)
