@@ -11,7 +11,10 @@ Measured per tree, every command in a fresh process, median of --repeat runs:
                         repro-lint registers a flake8 plugin in its own environment)
   torchfix              FLAKE8_WITH_TORCHFIX --select TOR (a venv with `pip install torchfix`)
   warm, unchanged       `check` again with the cache filled
-  warm, one changed     the same after appending a comment to one file (a different one each run)
+  warm, comment added   the same after appending a comment to one file (a new one each run): the
+                        file keeps its facts, and the last run's project pass is reused
+  warm, line inserted   the same after inserting a comment line at the top of that file: every
+                        position in it moves, and the project pass runs again
   pre-commit            `check ONE_FILE` from the tree's root, cold: what a pre-commit hook pays
   tree + copy           (--scaling) cold `check` on a folder holding the tree twice
 Peak memory is the largest resident set of any one process of the command (ru_maxrss of children).
@@ -142,14 +145,19 @@ class Bench:
         self._add(tree, files, "warm, unchanged", [_measure(_check(self.jobs, "."), tree) for _ in range(self.repeat)])
         changed = _one_file(tree)
         original = changed.read_bytes()
-        runs = []
-        try:
-            for number in range(self.repeat):
-                changed.write_bytes(original + f"\n# benchmark edit {number}\n".encode())
-                runs.append(_measure(_check(self.jobs, "."), tree))
-        finally:
-            changed.write_bytes(original)
-        self._add(tree, files, "warm, one changed", runs)
+        edits = {
+            "warm, comment added": lambda number: original + f"\n# benchmark edit {number}\n".encode(),
+            "warm, line inserted": lambda number: f"# benchmark edit {number}\n".encode() + original,
+        }
+        for name, edit in edits.items():
+            runs = []
+            try:
+                for number in range(self.repeat):
+                    changed.write_bytes(edit(number))
+                    runs.append(_measure(_check(self.jobs, "."), tree))
+            finally:
+                changed.write_bytes(original)
+            self._add(tree, files, name, runs)
         relative = changed.relative_to(tree).as_posix()
         runs = []
         for _ in range(self.repeat):
