@@ -107,6 +107,7 @@ class ProjectModel:
         self._module_sets: dict[tuple[str, ...], frozenset[str]] = {}
         self._run_now_cache: dict[str, dict[int, tuple[str, ...]]] = {}
         self._linking_calls_cache: dict[str, tuple[CallFact, ...]] = {}
+        self._links_cache: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
         self._process_walks: dict[str, list[str]] = {}
         self._workers_cache: dict[str, tuple[Program, ...]] = {}
         self._reachable_cache: dict[str, list[str]] = {}
@@ -303,12 +304,38 @@ class ProjectModel:
         return cached
 
     def _follow_calls(self, entry: str, modules: tuple[str, ...]) -> list[str]:
+        """`_reach` with `callees` over the program's modules, taking each function's links whole: the
+        walks of a large project's programs follow millions of calls."""
         within = self._module_set(modules)
+        stack = [callee for module, calls in self._entry_calls(entry, modules) for call in calls for callee in self.callees(call, module, within)]
+        seen: set[str] = set()
+        while stack:
+            name = stack.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            resolved, methods = self._links(name)
+            stack.extend(resolved)
+            for method in methods:
+                stack.extend(self._methods_within(method, within))
+        return sorted(seen)
 
-        def callees(call: CallFact, module: str) -> tuple[str, ...]:
-            return self.callees(call, module, within)
-
-        return self._reach([callee for module, calls in self._entry_calls(entry, modules) for call in calls for callee in callees(call, module)], callees)
+    def _links(self, function: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The project functions `function`'s calls resolve to, and the methods named by its unresolved
+        `obj.method()` calls (which may be any method of that name in a program's modules)."""
+        found = self._links_cache.get(function)
+        if found is None:
+            module = self._module_of_function[function]
+            resolved: set[str] = set()
+            methods: set[str] = set()
+            for call in self._linking_calls(function):
+                callees = self._resolved_callees(call, module)
+                if callees:
+                    resolved.update(callees)
+                elif (method := _unresolved_method(call)) is not None:
+                    methods.add(method)
+            found = self._links_cache[function] = (tuple(sorted(resolved)), tuple(sorted(methods)))
+        return found
 
     def _reach(self, stack: list[str], callees: Callable[[CallFact, str], Iterable[str]]) -> list[str]:
         """The functions in `stack` and every project function they call, transitively, as `callees`
