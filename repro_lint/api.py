@@ -163,7 +163,7 @@ class Engine:
                 scanner = scanner_for(module.display)  # launch scripts and configs: cheap, no parse
                 if scanner is not None:
                     module.analysis = scanner(module.text, module.display)
-                elif cache is not None and (cached := cache.load(module.display, _cache_identity(module), module.digest)):
+                elif cache is not None and (cached := _cached(cache, module)):
                     module.analysis = cached
                 else:
                     pending.append((module, cache))
@@ -211,8 +211,11 @@ class Engine:
         files = recorded.files
         if files.keys() != {module.display for module in project.modules}:
             return None  # a file added or removed
-        if any(files[module.display].identity != _cache_identity(module) for module in project.modules):
-            return None  # a file reported that was read only for its facts, or the other way round
+        # A record that reports more files than this run answers for its own: a run on the files of a
+        # commit after an audit of the whole project.
+        if not all(files[module.display].identity in _identities(module) for module in project.modules):
+            return None  # a file reported now that the record read only for its facts
+        same_files = all(files[module.display].identity == _cache_identity(module) for module in project.modules)
         known = last_run.known_digests(recorded)
         for module, digest in zip(project.modules, known):
             if digest is not None:
@@ -220,26 +223,28 @@ class Engine:
         changed = [module for module in project.modules if files[module.display].digest != module.digest]
         if recorded.entries is not None and self._declared(project, recorded.entries) != recorded.declared:
             return None
+        reported = {module.display for module in project.modules if module.report}
         if not changed:
-            if None in known:  # texts read for their hashes: the next run knows them by the files' times
+            if None in known and same_files:  # texts read for their hashes: the next run knows them by the files' times
                 last_run.store(replace(recorded, files=last_run.files(module.digest for module in project.modules)))
-            return recorded.findings
+            return [finding for finding in recorded.findings if finding.path in reported]
         cache = self._cache_for(project)
         assert cache is not None, "a project with a last run has a cache"
         self._analyze_modules([(module, cache) for module in changed])
         for module in changed:
-            before = cache.load(module.display, _cache_identity(module), files[module.display].digest)
+            before = cache.load(module.display, files[module.display].identity, files[module.display].digest)
             if before is None or before.facts != self._analyze(module).facts:
                 return None
         displays = {module.display for module in changed}
-        found = [finding for finding in recorded.findings if finding.path not in displays]
+        found = [finding for finding in recorded.findings if finding.path in reported and finding.path not in displays]
         for module in changed:
             if module.report:
                 judged = self._module_findings(module, recorded.program_findings, recorded.verdicts)
                 if judged is None:
                     return None  # a finding the program model was not asked about
                 found.extend(judged)
-        last_run.store(replace(recorded, findings=found, files=last_run.files(module.digest for module in project.modules)))
+        if same_files:  # else the record stays, with what it holds for the files this run does not report
+            last_run.store(replace(recorded, findings=found, files=last_run.files(module.digest for module in project.modules)))
         return found
 
     def _declared(self, project: _Project, entries: Iterable[str]) -> Declared:
@@ -373,8 +378,23 @@ def _verdict(model: ProjectModel, question: _Question) -> bool:
     return not condition or model.reached_by_program_where(module, condition)
 
 
-def _cache_identity(module: _Module) -> str:
-    return f"{module.identity}:{module.report}"
+def _cache_identity(module: _Module, report: bool | None = None) -> str:
+    return f"{module.identity}:{module.report if report is None else report}"
+
+
+def _identities(module: _Module) -> tuple[str, ...]:
+    """The analyses that give what a run needs of the module: a file read only for its facts takes
+    them from its reported analysis too (the rules do not change the facts)."""
+    return (_cache_identity(module),) if module.report else (_cache_identity(module), _cache_identity(module, report=True))
+
+
+def _cached(cache: AnalysisCache, module: _Module) -> FileAnalysis | None:
+    """The module's analysis from the cache: after an audit of the whole project, a run on one file
+    parses none of the others."""
+    for identity in _identities(module):
+        if (found := cache.load(module.display, identity, module.digest)) is not None:
+            return found
+    return None
 
 
 def _module_for(path: Path, display: str, root: Path, report: bool) -> _Module:

@@ -14,6 +14,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from repro_lint.analysis import analyze
 from repro_lint.api import lint_paths
 from repro_lint.cache import CACHE_FOLDER, AnalysisCache
 from repro_lint.config import Settings
@@ -339,10 +340,53 @@ def _recording(calls, function):
     return recorded
 
 
-def test_a_run_on_one_file_does_not_take_the_record_of_a_run_on_the_project(project):
+def _one(root, use_cache=True):
+    found = lint_paths([root / "train.py"], WITH_REP002, use_cache=use_cache).findings
+    return [(f.path, f.start.line, f.code, f.message) for f in found]
+
+
+def _forbid_parsing(monkeypatch):
+    def analysed(*args, **kwargs):
+        raise AssertionError("a file was parsed")
+
+    monkeypatch.setattr("repro_lint.analysis.analyze", analysed)
+
+
+def test_a_run_on_one_file_after_an_audit_parses_nothing_and_reports_that_file_alone(project, monkeypatch):
     root = project(TRAIN_ON_HELPERS)
     assert {path for path, *_ in _full(root)} == {str(root / "train.py"), str(root / "models" / "net.py")}
-    one = lint_paths([root / "train.py"], WITH_REP002, use_cache=True).findings
-    assert one == lint_paths([root / "train.py"], WITH_REP002).findings
-    assert {finding.path for finding in one} == {str(root / "train.py")}
+    expected = _one(root, use_cache=False)
+    assert {path for path, *_ in expected} == {str(root / "train.py")}
+    with monkeypatch.context() as patched:
+        _forbid_parsing(patched)
+        _forbid_project_pass(patched)
+        assert _one(root) == expected
+    assert _full(root) == _full(root, use_cache=False)
+
+
+def test_a_run_on_one_file_edited_after_an_audit_judges_that_file_alone_and_keeps_the_audit(project, monkeypatch):
+    root = project(TRAIN_ON_HELPERS)
+    _full(root)
+    _edit(root, "train.py", "cudnn.benchmark = True  # speed", "cudnn.benchmark = False")
+    expected_one, expected_full = _one(root, use_cache=False), _full(root, use_cache=False)
+    with monkeypatch.context() as patched:
+        _forbid_project_pass(patched)
+        assert _one(root) == expected_one
+        assert _full(root) == expected_full  # the audit's record still holds models/net.py's findings
+
+
+def test_a_run_on_one_file_after_an_audit_runs_the_pass_on_the_audits_analyses(project, monkeypatch):
+    root = project({**TRAIN_ON_HELPERS, "models/layers.py": "import torch\nrelu = torch.nn.ReLU()\n"})
+    _full(root)
+    _edit(root, "models/net.py", "def split(data):\n", "def split(data):\n    torch.manual_seed(0)\n")
+    expected = _one(root, use_cache=False)
+    parsed = []
+    monkeypatch.setattr("repro_lint.analysis.analyze", _recording(parsed, analyze))
+    assert _one(root) == expected
+    assert [display for _, display, *_ in parsed] == [str(root / "models" / "net.py")]
+
+
+def test_an_audit_after_a_run_on_one_file_does_not_take_its_record(project):
+    root = project(TRAIN_ON_HELPERS)
+    _one(root)
     assert _full(root) == _full(root, use_cache=False)
