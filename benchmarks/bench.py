@@ -16,6 +16,10 @@ Measured per tree, every command in a fresh process, median of --repeat runs:
   warm, line inserted   the same after inserting a comment line at the top of that file: every
                         position in it moves, and the project pass runs again
   pre-commit            `check ONE_FILE` from the tree's root, cold: what a pre-commit hook pays
+                        the first time
+  pre-commit after an audit
+                        `check ONE_FILE` after `check .` filled the cache and the file was edited
+                        as above: what a pre-commit hook pays on a commit after an audit
   tree + copy           (--scaling) cold `check` on a folder holding the tree twice
 Peak memory is the largest resident set of any one process of the command (ru_maxrss of children).
 
@@ -37,6 +41,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -98,6 +103,14 @@ def _one_file(tree: Path) -> Path:
     return files[len(files) // 2]
 
 
+# The one-file edits: a comment appended keeps the file's facts (the last run's project pass is
+# reused); a line inserted first moves every position in it (the project pass runs again).
+EDITS: dict[str, Callable[[bytes, int], bytes]] = {
+    "comment added": lambda text, number: text + f"\n# benchmark edit {number}\n".encode(),
+    "line inserted": lambda text, number: f"# benchmark edit {number}\n".encode() + text,
+}
+
+
 class Bench:
     def __init__(self, jobs: int, repeat: int, flake8: str | None, torchfix: str | None) -> None:
         self.jobs, self.repeat, self.flake8, self.torchfix = jobs, repeat, flake8, torchfix
@@ -144,26 +157,29 @@ class Bench:
         _measure(_check(self.jobs, "."), tree)  # fills the cache
         self._add(tree, files, "warm, unchanged", [_measure(_check(self.jobs, "."), tree) for _ in range(self.repeat)])
         changed = _one_file(tree)
-        original = changed.read_bytes()
-        edits = {
-            "warm, comment added": lambda number: original + f"\n# benchmark edit {number}\n".encode(),
-            "warm, line inserted": lambda number: f"# benchmark edit {number}\n".encode() + original,
-        }
-        for name, edit in edits.items():
-            runs = []
-            try:
-                for number in range(self.repeat):
-                    changed.write_bytes(edit(number))
-                    runs.append(_measure(_check(self.jobs, "."), tree))
-            finally:
-                changed.write_bytes(original)
-            self._add(tree, files, name, runs)
         relative = changed.relative_to(tree).as_posix()
+        for edit in EDITS:
+            self._add(tree, files, f"warm, {edit}", self._edited(tree, changed, EDITS[edit], "."))
         runs = []
         for _ in range(self.repeat):
             _clean(tree)
             runs.append(_measure(_check(self.jobs, relative), tree))
         self._add(tree, files, f"pre-commit, cold ({relative})", runs)
+        _measure(_check(self.jobs, "."), tree)  # an audit fills the cache
+        for edit in EDITS:
+            self._add(tree, files, f"pre-commit after an audit, {edit}", self._edited(tree, changed, EDITS[edit], relative))
+
+    def _edited(self, tree: Path, changed: Path, edit: Callable[[bytes, int], bytes], target: str) -> list[Run]:
+        """`check TARGET` after each of --repeat edits of `changed` (a new text each time)."""
+        original = changed.read_bytes()
+        runs = []
+        try:
+            for number in range(self.repeat):
+                changed.write_bytes(edit(original, number))
+                runs.append(_measure(_check(self.jobs, target), tree))
+        finally:
+            changed.write_bytes(original)
+        return runs
 
     def table(self) -> str:
         lines = [
