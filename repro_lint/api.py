@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from repro_lint.cache import AnalysisCache, LastRun, RecordedRun
 from repro_lint.config import Settings
 from repro_lint.declared import Declared, declared
-from repro_lint.discovery import SCANNED_SUFFIXES, SourcePath, discover, project_files, project_root
+from repro_lint.discovery import SCANNED_SUFFIXES, SourcePath, discover, display_path, project_files, project_root
 from repro_lint.file_analysis import FileAnalysis, ModuleIdentity, syntax_error
 from repro_lint.fixes import MAX_FIX_ROUNDS, applicable, apply_fixes, unified_diff, write_atomically
 from repro_lint.progress import Progress
@@ -209,13 +209,16 @@ class Engine:
         declarations that decided them (read again from the entries' folders) are unchanged, and the
         changed files, analysed again, kept their facts: the project pass would then give what it gave."""
         files = recorded.files
-        if files.keys() != {module.display for module in project.modules}:
-            return None  # a file added or removed
         # A record that reports more files than this run answers for its own: a run on the files of a
-        # commit after an audit of the whole project.
+        # commit after an audit of the whole project, which also read launch scripts and configs
+        # (which have no facts).
+        displays = {module.display for module in project.modules}
+        beyond = files.keys() - displays
+        if not displays <= files.keys() or not all(display.endswith(SCANNED_SUFFIXES) for display in beyond):
+            return None  # a file added or removed
         if not all(files[module.display].identity in _identities(module) for module in project.modules):
             return None  # a file reported now that the record read only for its facts
-        same_files = all(files[module.display].identity == _cache_identity(module) for module in project.modules)
+        same_files = not beyond and all(files[module.display].identity == _cache_identity(module) for module in project.modules)
         known = last_run.known_digests(recorded)
         for module, digest in zip(project.modules, known):
             if digest is not None:
@@ -430,7 +433,10 @@ def _projects(sources: Sequence[SourcePath], given: Sequence[Path], settings: Se
                 files = [path for path in discovered if path.suffix not in SCANNED_SUFFIXES and str(path).startswith(inside)]
             else:
                 files = project_files(root, settings)
-            modules += [_module_for(path, path.as_posix(), root, False) for path in files if path not in reported]
+            # Shown nowhere, but the cache and the last run's record know files by it: as an audit of
+            # the project names them, so that a run on some files takes the audit's analyses.
+            cwd = Path.cwd().resolve()
+            modules += [_module_for(path, display_path(path, cwd), root, False) for path in files if path not in reported]
         projects.append(_Project(root, modules))
     return projects
 

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from dataclasses import replace
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -308,14 +309,19 @@ def test_a_change_to_the_facts_runs_the_project_pass(project, monkeypatch):
     assert _full(root) == expected
 
 
-@pytest.mark.parametrize("change", ["add", "remove"])
-def test_a_file_added_or_removed_runs_the_project_pass(project, change):
-    root = project({**TRAIN_ON_HELPERS, "seeding.py": "import torch\n"})
+def test_a_file_added_runs_the_project_pass(project):
+    root = project(TRAIN_ON_HELPERS)
     _full(root)
-    if change == "add":
-        (root / "models" / "extra.py").write_text("x = 1\n")
-    else:
-        (root / "seeding.py").unlink()
+    (root / "models" / "extra.py").write_text("x = 1\n")
+    assert _full(root) == _full(root, use_cache=False)
+
+
+def test_a_file_removed_runs_the_project_pass(project):
+    seeded = {"train.py": "import seeding\n" + TRAIN_ON_HELPERS["train.py"], "seeding.py": "import torch\ntorch.manual_seed(0)\n"}
+    root = project({**TRAIN_ON_HELPERS, **seeded})
+    assert "REP101" not in [code for _, _, code, _ in _full(root)]
+    (root / "seeding.py").unlink()
+    assert "REP101" in [code for _, _, code, _ in _full(root)]
     assert _full(root) == _full(root, use_cache=False)
 
 
@@ -390,3 +396,17 @@ def test_an_audit_after_a_run_on_one_file_does_not_take_its_record(project):
     root = project(TRAIN_ON_HELPERS)
     _one(root)
     assert _full(root) == _full(root, use_cache=False)
+
+
+def test_a_run_on_one_file_from_the_root_takes_the_record_of_an_audit_from_the_root(project, monkeypatch):
+    # As pre-commit and a CI audit run: from the project's root, naming files relative to it.
+    root = project({**TRAIN_ON_HELPERS, "scripts/launch.sh": "torchrun --nproc_per_node 2 train.py\n"})
+    monkeypatch.chdir(root)
+    audit = lint_paths([Path(".")], WITH_REP002, use_cache=True).findings
+    assert {finding.path for finding in audit} >= {"train.py", "models/net.py"}
+    _edit(root, "train.py", "# speed", "# speed, measured")
+    expected = lint_paths([Path("train.py")], WITH_REP002).findings
+    assert {finding.path for finding in expected} == {"train.py"}
+    with monkeypatch.context() as patched:
+        _forbid_project_pass(patched)
+        assert lint_paths([Path("train.py")], WITH_REP002, use_cache=True).findings == expected
