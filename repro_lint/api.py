@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from repro_lint.cache import AnalysisCache, LastRun, RecordedRun
+from repro_lint.cache import AnalysisCache, LastRun, RecordedRun, prune
 from repro_lint.config import Settings
 from repro_lint.declared import Declared, declared
 from repro_lint.discovery import SCANNED_SUFFIXES, SourcePath, discover, display_path, project_files, project_root
@@ -247,7 +247,8 @@ class Engine:
                     return None  # a finding the program model was not asked about
                 found.extend(judged)
         if same_files:  # else the record stays, with what it holds for the files this run does not report
-            last_run.store(replace(recorded, findings=found, files=last_run.files(module.digest for module in project.modules)))
+            files = last_run.files(module.digest for module in project.modules)
+            last_run.store(replace(recorded, findings=found, files=files, analyses=_analyses(project, cache)))
         return found
 
     def _declared(self, project: _Project, entries: Iterable[str]) -> Declared:
@@ -284,9 +285,12 @@ class Engine:
             if finding.path in by_relative
         ]
         found = [finding for module in reported for finding in self._module_findings(module, program_findings, verdicts) or ()]
-        if last_run is not None:
+        cache = self._cache_for(project)
+        if last_run is not None and cache is not None:
             files = last_run.files(module.digest for module in modules)
-            last_run.store(RecordedRun(found, entries, model.declared if entries is not None else None, files, program_findings, verdicts))
+            declared = model.declared if entries is not None else None
+            last_run.store(RecordedRun(found, entries, declared, files, program_findings, verdicts, _analyses(project, cache)))
+            prune(cache.folder)  # after a full pass only: a run answered from its record must stay quick
         return found
 
     def _module_findings(
@@ -389,6 +393,11 @@ def _identities(module: _Module) -> tuple[str, ...]:
     """The analyses that give what a run needs of the module: a file read only for its facts takes
     them from its reported analysis too (the rules do not change the facts)."""
     return (_cache_identity(module),) if module.report else (_cache_identity(module), _cache_identity(module, report=True))
+
+
+def _analyses(project: _Project, cache: AnalysisCache) -> frozenset[str]:
+    """The cache entries that may hold the project's analyses."""
+    return frozenset(cache.name(module.display, identity, module.digest) for module in project.modules for identity in _identities(module))
 
 
 def _cached(cache: AnalysisCache, module: _Module) -> FileAnalysis | None:

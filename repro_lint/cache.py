@@ -43,11 +43,15 @@ class AnalysisCache:
         self.folder = root / CACHE_FOLDER
         self.settings_key = settings_key
 
-    def _path(self, display: str, identity: str, text_digest: bytes) -> Path:
+    def name(self, display: str, identity: str, text_digest: bytes) -> str:
+        """The entry's name: what a run's record lists to keep it from `prune`."""
         key = hashlib.sha256("\0".join((_tool_build(), self.settings_key, display, identity, "")).encode())
         key.update(text_digest)
-        digest = key.hexdigest()
-        return self.folder / digest[:2] / f"{digest}.pickle"
+        return key.hexdigest()
+
+    def _path(self, display: str, identity: str, text_digest: bytes) -> Path:
+        name = self.name(display, identity, text_digest)
+        return self.folder / name[:2] / f"{name}.pickle"
 
     def load(self, display: str, identity: str, text_digest: bytes) -> FileAnalysis | None:
         """The analysis of the text whose SHA-256 is `text_digest`, analysed under this name."""
@@ -86,6 +90,7 @@ class RecordedRun:
     files: dict[str, RecordedFile]  # by display path
     program_findings: list[Finding]  # before suppressions
     verdicts: dict[tuple[object, ...], bool]  # the program model's answer to each local finding's question
+    analyses: frozenset[str]  # the names of the entries holding its files' analyses, which `prune` keeps
 
 
 # FAT's modification times have a resolution of 2 s, the coarsest of the file systems in use.
@@ -116,12 +121,8 @@ class LastRun:
             self._times.append((stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino) if trusted else None)  # type: ignore[union-attr]
 
     def load(self) -> RecordedRun | None:
-        try:
-            with self.path.open("rb") as stream:
-                build, recorded = pickle.load(stream)
-        except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, IndexError, TypeError, ValueError):
-            return None
-        return recorded if build == self._build and isinstance(recorded, RecordedRun) else None
+        loaded = _load_record(self.path)
+        return loaded[1] if loaded is not None and loaded[0] == self._build else None
 
     def known_digests(self, recorded: RecordedRun) -> list[bytes | None]:
         """Each file's text's hash where its identity, size and times are the recorded ones, without
@@ -142,6 +143,37 @@ class LastRun:
 
     def store(self, recorded: RecordedRun) -> None:
         _store(self.folder, self.path, (self._build, recorded))
+
+
+def _load_record(path: Path) -> tuple[str, RecordedRun] | None:
+    """A run's record and the build and settings it was made with."""
+    try:
+        with path.open("rb") as stream:
+            build, recorded = pickle.load(stream)
+    except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, IndexError, TypeError, ValueError):
+        return None
+    return (build, recorded) if isinstance(build, str) and isinstance(recorded, RecordedRun) else None
+
+
+# An entry that no record names yet may belong to a run still going on: an audit stores each file's
+# analysis as soon as it is done, and its record at the end.
+_UNNAMED_ENTRY_KEPT_S = 3600
+
+
+def prune(folder: Path) -> None:
+    """Remove the analyses no run's record names: of texts since changed, of files since removed, of
+    an older build. Each edit of a file adds an entry, and the cache would grow without end."""
+    named: set[str] = set()
+    for path in folder.glob("run-*.pickle"):
+        if (loaded := _load_record(path)) is not None:
+            named |= loaded[1].analyses
+    deadline = time.time() - _UNNAMED_ENTRY_KEPT_S
+    for entry in folder.glob("??/*.pickle"):
+        try:
+            if entry.stem not in named and entry.stat().st_mtime < deadline:
+                entry.unlink()
+        except OSError:
+            pass  # removed by another run, or a read-only cache
 
 
 def _stat(path: Path | None) -> os.stat_result | None:

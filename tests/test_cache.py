@@ -410,3 +410,45 @@ def test_a_run_on_one_file_from_the_root_takes_the_record_of_an_audit_from_the_r
     with monkeypatch.context() as patched:
         _forbid_project_pass(patched)
         assert lint_paths([Path("train.py")], WITH_REP002, use_cache=True).findings == expected
+
+
+def _entries(root) -> int:
+    return len(list((root / CACHE_FOLDER).glob("??/*.pickle")))
+
+
+def _seed_in_split(root, seed):
+    _edit(root, "models/net.py", "def split(data):\n", f"def split(data):\n    torch.manual_seed({seed})\n")
+
+
+def test_analyses_of_texts_since_changed_are_pruned(project, monkeypatch):
+    monkeypatch.setattr("repro_lint.cache._UNNAMED_ENTRY_KEPT_S", -1)
+    root = project(TRAIN_ON_HELPERS)
+    _full(root)
+    assert _entries(root) == 2
+    for seed in range(3):
+        _seed_in_split(root, seed)  # new facts: the project pass runs again
+        _full(root)
+        assert _entries(root) == 2
+    assert _full(root) == _full(root, use_cache=False)
+
+
+def test_analyses_another_settings_record_names_are_kept(project, monkeypatch):
+    monkeypatch.setattr("repro_lint.cache._UNNAMED_ENTRY_KEPT_S", -1)
+    root = project(TRAIN_ON_HELPERS)
+    _full(root)
+    lint_paths([root], Settings(), use_cache=True)
+    assert _entries(root) == 4
+    _seed_in_split(root, 0)
+    _full(root)
+    assert _entries(root) == 4  # the other record still names models/net.py's analysis before the edit
+    unchanged = lint_paths([root], Settings(), use_cache=True).findings
+    assert unchanged == lint_paths([root], Settings()).findings
+    assert _entries(root) == 4
+
+
+def test_analyses_no_record_names_yet_are_kept_a_while(project):
+    root = project(TRAIN_ON_HELPERS)
+    _full(root)
+    _seed_in_split(root, 0)
+    _full(root)
+    assert _entries(root) == 3  # as young as an audit still going on could have stored
