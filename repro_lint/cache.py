@@ -125,12 +125,13 @@ class LastRun:
         return loaded[1] if loaded is not None and loaded[0] == self._build else None
 
     def known_digests(self, recorded: RecordedRun) -> list[bytes | None]:
-        """Each file's text's hash where its identity, size and times are the recorded ones, without
-        reading it; None for the others."""
+        """Each file's text's hash where its size and times are the recorded ones, without reading it;
+        None for the others. The text is the file's, however the run reads it (reported or for its
+        facts)."""
         known: list[bytes | None] = []
-        for (display, identity, _), times in zip(self._files, self._times):
+        for (display, _, _), times in zip(self._files, self._times):
             file = recorded.files.get(display)
-            same = file is not None and times is not None and file.times == times and file.identity == identity
+            same = file is not None and times is not None and file.times == times
             known.append(file.digest if same else None)  # type: ignore[union-attr]
         return known
 

@@ -20,6 +20,7 @@ from repro_lint.api import lint_paths
 from repro_lint.cache import CACHE_FOLDER, AnalysisCache
 from repro_lint.config import Settings
 from repro_lint.program import ProjectModel
+from repro_lint.source import read_source
 
 TRAIN = "import torch\nfrom torch.utils.data import random_split\nif __name__ == '__main__':\n    random_split(ds, [1, 1])\n    torch.nn.Linear(2, 2)(torch.ones(2)).sum().backward()\n"
 
@@ -452,3 +453,14 @@ def test_analyses_no_record_names_yet_are_kept_a_while(project):
     _seed_in_split(root, 0)
     _full(root)
     assert _entries(root) == 3  # as young as an audit still going on could have stored
+
+
+def test_a_run_on_one_file_after_an_audit_reads_that_file_alone(project, old_files, monkeypatch):
+    root = project({**TRAIN_ON_HELPERS, "models/layers.py": "import torch\nrelu = torch.nn.ReLU()\n"})
+    _full(root)
+    _edit(root, "train.py", "# speed", "# speed, measured")
+    expected = _one(root, use_cache=False)
+    read = []
+    monkeypatch.setattr("repro_lint.api.read_source", _recording(read, read_source))
+    assert _one(root) == expected
+    assert [path for (path,) in read] == [root / "train.py"]
