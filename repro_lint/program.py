@@ -304,21 +304,17 @@ class ProjectModel:
         return cached
 
     def _follow_calls(self, entry: str, modules: tuple[str, ...]) -> list[str]:
-        """`_reach` with `callees` over the program's modules, taking each function's links whole: the
-        walks of a large project's programs follow millions of calls."""
         within = self._module_set(modules)
-        stack = [callee for module, calls in self._entry_calls(entry, modules) for call in calls for callee in self.callees(call, module, within)]
-        seen: set[str] = set()
-        while stack:
-            name = stack.pop()
-            if name in seen:
-                continue
-            seen.add(name)
-            resolved, methods = self._links(name)
-            stack.extend(resolved)
+
+        def called(function: str) -> Iterator[str]:
+            # Each function's links taken whole: the walks of a large project's programs would
+            # otherwise resolve millions of calls one by one.
+            resolved, methods = self._links(function)
+            yield from resolved
             for method in methods:
-                stack.extend(self._methods_within(method, within))
-        return sorted(seen)
+                yield from self._methods_within(method, within)
+
+        return self._reach([callee for module, calls in self._entry_calls(entry, modules) for call in calls for callee in self.callees(call, module, within)], called)
 
     def _links(self, function: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """The project functions `function`'s calls resolve to, and the methods named by its unresolved
@@ -337,17 +333,17 @@ class ProjectModel:
             found = self._links_cache[function] = (tuple(sorted(resolved)), tuple(sorted(methods)))
         return found
 
-    def _reach(self, stack: list[str], callees: Callable[[CallFact, str], Iterable[str]]) -> list[str]:
-        """The functions in `stack` and every project function they call, transitively, as `callees`
-        resolves each call."""
+    @staticmethod
+    def _reach(stack: list[str], called: Callable[[str], Iterable[str]]) -> list[str]:
+        """The functions in `stack` and every project function they call, transitively, as `called`
+        gives the functions each one calls."""
         seen: set[str] = set()
         while stack:
             name = stack.pop()
             if name in seen:
                 continue
             seen.add(name)
-            module = self._module_of_function[name]
-            stack.extend(callee for call in self._linking_calls(name) for callee in callees(call, module))
+            stack.extend(called(name))
         return sorted(seen)
 
     def _linking_calls(self, function: str) -> tuple[CallFact, ...]:
@@ -552,9 +548,13 @@ class ProjectModel:
         def callees(call: CallFact, module: str) -> tuple[str, ...]:
             return self._callees_here(call, module, within, launched, fresh_default)
 
+        def called(function: str) -> Iterator[str]:
+            module = self._module_of_function[function]
+            return (callee for call in self._linking_calls(function) for callee in callees(call, module))
+
         stack = list(program.worker.functions) if program.worker is not None else []
         stack += [callee for module, calls in self._process_roots(program) for call in calls for callee in callees(call, module)]
-        found = self._process_walks[program.key] = self._reach(stack, callees)
+        found = self._process_walks[program.key] = self._reach(stack, called)
         return found
 
     def _process_roots(self, program: Program) -> list[_Calls]:
