@@ -254,6 +254,7 @@ TRAIN_ON_HELPERS = {
             return random_split(data, [0.5, 0.5])
     """),
 }
+WITH_LAYERS = {**TRAIN_ON_HELPERS, "models/layers.py": "import torch\nrelu = torch.nn.ReLU()\n"}  # a module no edit touches
 WITH_REP002 = Settings(extend_select=("REP002",))
 
 
@@ -383,9 +384,9 @@ def test_a_run_on_one_file_edited_after_an_audit_judges_that_file_alone_and_keep
 
 
 def test_a_run_on_one_file_after_an_audit_runs_the_pass_on_the_audits_analyses(project, monkeypatch):
-    root = project({**TRAIN_ON_HELPERS, "models/layers.py": "import torch\nrelu = torch.nn.ReLU()\n"})
+    root = project(WITH_LAYERS)
     _full(root)
-    _edit(root, "models/net.py", "def split(data):\n", "def split(data):\n    torch.manual_seed(0)\n")
+    _seed_in_split(root, 0)
     expected = _one(root, use_cache=False)
     parsed = []
     monkeypatch.setattr("repro_lint.analysis.analyze", _recording(parsed, analyze))
@@ -456,7 +457,7 @@ def test_analyses_no_record_names_yet_are_kept_a_while(project):
 
 
 def test_a_run_on_one_file_after_an_audit_reads_that_file_alone(project, old_files, monkeypatch):
-    root = project({**TRAIN_ON_HELPERS, "models/layers.py": "import torch\nrelu = torch.nn.ReLU()\n"})
+    root = project(WITH_LAYERS)
     _full(root)
     _edit(root, "train.py", "# speed", "# speed, measured")
     expected = _one(root, use_cache=False)
