@@ -71,6 +71,11 @@ class _Module:
             self.pack()
         return self._digest
 
+    @property
+    def unread_but_known(self) -> bool:
+        """The file was not read, and its text's hash is known from the last run's record."""
+        return self._digest is not None and self._text is None and self._packed is None
+
     def assume_digest(self, digest: bytes) -> None:
         """The text's hash, known without reading it (the file's times are those the last run saw)."""
         if self._text is None and self._packed is None:
@@ -158,9 +163,15 @@ class Engine:
     def _analyze_modules(self, modules: Sequence[tuple[_Module, AnalysisCache | None]]) -> None:
         pending: list[tuple[_Module, AnalysisCache | None]] = []
         for module, cache in modules:
+            if module.analysis is not None:
+                continue
+            scanner = scanner_for(module.display)  # launch scripts and configs: cheap, no parse
+            if scanner is None and cache is not None and module.unread_but_known:
+                module.analysis = _cached(cache, module)  # unchanged since the last run: not read for it
+                if module.analysis is not None:
+                    continue
             module.load()
             if module.analysis is None:
-                scanner = scanner_for(module.display)  # launch scripts and configs: cheap, no parse
                 if scanner is not None:
                     module.analysis = scanner(module.text, module.display)
                 elif cache is not None and (cached := _cached(cache, module)):

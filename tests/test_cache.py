@@ -465,3 +465,15 @@ def test_a_run_on_one_file_after_an_audit_reads_that_file_alone(project, old_fil
     monkeypatch.setattr("repro_lint.api.read_source", _recording(read, read_source))
     assert _one(root) == expected
     assert [path for (path,) in read] == [root / "train.py"]
+
+
+def test_a_project_pass_after_an_edit_reads_no_file_known_unchanged_but_for_its_noqa(project, old_files, monkeypatch):
+    root = project(WITH_LAYERS)
+    _full(root)
+    _seed_in_split(root, 0)  # new facts: the project pass runs again, on the other files' cached analyses
+    expected = _full(root, use_cache=False)
+    read = []
+    monkeypatch.setattr("repro_lint.api.read_source", _recording(read, read_source))
+    assert _full(root) == expected
+    # train.py for its `noqa` comment, which REP002 judges on the text.
+    assert sorted(path for (path,) in read) == [root / "models" / "net.py", root / "train.py"]
