@@ -21,6 +21,7 @@ from repro_lint.launches import FRESH_START_METHODS, POOL
 # Calls, with the module making them: a module's top-level calls, or a function's.
 _Calls = tuple[str, Sequence[CallFact]]
 
+
 @dataclass(frozen=True)
 class Worker:
     """A project function a program starts in processes of their own (`mp.spawn(main_worker, ...)`,
@@ -292,9 +293,12 @@ class ProjectModel:
     def _entry_calls(self, entry: str, modules: Collection[str]) -> list[_Calls]:
         """Calls made when `entry` runs: module-level code of every module it imports, and the
         `__main__` block of the entry alone."""
-        groups = [(module, self.modules[module].module_calls) for module in sorted(modules)]
+        groups = self._module_level_calls(modules)
         groups.append((entry, self.modules[entry].main_calls))
         return groups
+
+    def _module_level_calls(self, modules: Collection[str]) -> list[_Calls]:
+        return [(module, self.modules[module].module_calls) for module in sorted(modules)]
 
     def _walk(self, entry: str) -> list[str]:
         """Project functions that may run when `entry` runs, followed transitively."""
@@ -563,7 +567,7 @@ class ProjectModel:
         code alone."""
         if program.worker is None:
             return self._entry_calls(program.entry.module, program.modules)
-        return [(module, self.modules[module].module_calls) for module in sorted(program.modules)]
+        return self._module_level_calls(program.modules)
 
     def _process_calls(self, program: Program) -> list[_Calls]:
         """The calls made in `program`'s own process."""
