@@ -18,6 +18,7 @@ from repro_lint.cache import AnalysisCache, LastRun, RecordedRun, prune
 from repro_lint.config import Settings
 from repro_lint.declared import Declared, declared
 from repro_lint.discovery import SCANNED_SUFFIXES, SourcePath, discover, display_path, project_files, project_root
+from repro_lint.facts_shift import same_but_for_moved_lines
 from repro_lint.file_analysis import FileAnalysis, ModuleIdentity, syntax_error
 from repro_lint.fixes import MAX_FIX_ROUNDS, applicable, apply_fixes, unified_diff, write_atomically
 from repro_lint.progress import Progress
@@ -117,9 +118,10 @@ class _Module:
         return self._text
 
 
-# What a local finding asks of the program model: its module, its line, whether its rule fires only
-# in training code, and the condition some program reaching the module must meet.
-_Question = tuple[str, int, bool, tuple[str, ...]]
+# What a local finding asks of the program model: its module, the innermost function holding it (not
+# its line: an edit above it moves the line, not the answer), whether its rule fires only in training
+# code, and the condition some program reaching the module must meet.
+_Question = tuple[str, str | None, bool, tuple[str, ...]]
 
 
 @dataclass
@@ -218,7 +220,8 @@ class Engine:
     def _from_last_run(self, project: _Project, last_run: LastRun, recorded: RecordedRun) -> list[Finding] | None:
         """The findings the last run's record gives, where the project has the same files, the
         declarations that decided them (read again from the entries' folders) are unchanged, and the
-        changed files, analysed again, kept their facts: the project pass would then give what it gave."""
+        changed files, analysed again, kept their facts: the project pass would then give what it gave.
+        Facts whose lines moved do too, where no program finding is in that file or names its lines."""
         files = recorded.files
         # A record that reports more files than this run answers for its own: a run on the files of a
         # commit after an audit of the whole project, which also read launch scripts and configs
@@ -245,10 +248,15 @@ class Engine:
         cache = self._cache_for(project)
         assert cache is not None, "a project with a last run has a cache"
         self._analyze_modules([(module, cache) for module in changed])
+        moved: list[_Module] = []
         for module in changed:
             before = cache.load(module.display, files[module.display].identity, files[module.display].digest)
-            if before is None or before.facts != self._analyze(module).facts:
+            if before is None or not same_but_for_moved_lines(before.facts, self._analyze(module).facts):
                 return None
+            if before.facts != self._analyze(module).facts:
+                moved.append(module)
+        if any(_placed_in(finding, module) for finding in recorded.program_findings for module in moved):
+            return None
         displays = {module.display for module in changed}
         found = [finding for finding in recorded.findings if finding.path in reported and finding.path not in displays]
         for module in changed:
@@ -386,12 +394,20 @@ def _question(finding: Finding, module: _Module) -> _Question | None:
     condition = tuple(rule.program_condition_for(finding))
     if not (rule.training_only or condition):
         return None
-    return (module.identity.name, finding.start.line, rule.training_only, condition)
+    facts = Engine._analyze(module).facts
+    function = facts.function_at(finding.start.line) if facts is not None else None
+    return (module.identity.name, function, rule.training_only, condition)
+
+
+def _placed_in(finding: Finding, module: _Module) -> bool:
+    """Whether a program finding is in `module`, or its message names a line there ("first use of
+    torch randomness: models/net.py:6")."""
+    return finding.path == module.display or f"{module.identity.relative_path}:" in finding.message
 
 
 def _verdict(model: ProjectModel, question: _Question) -> bool:
-    module, line, training_only, condition = question
-    if training_only and model.only_reached_by_non_training_programs(module, line):
+    module, function, training_only, condition = question
+    if training_only and model.only_reached_by_non_training_programs(module, function):
         return False
     return not condition or model.reached_by_program_where(module, condition)
 

@@ -132,7 +132,7 @@ class ProjectCheckpoints:
         module = located.module.module
         if self.programs_running(located) or any(True for _ in self.project.programs_reaching(module)):
             return True
-        return not self.project.only_reached_by_non_training_programs(module, save.start.line)
+        return not self.project.only_reached_by_non_training_programs(module, located.module.function_at(save.start.line))
 
     # Context ---------------------------------------------------------------------------------------
 

@@ -23,7 +23,7 @@ from repro_lint.edits import argument, keyword, literal
 from repro_lint.knowledge import load
 from repro_lint.names import ScopeNode, dotted_name, terminal_name
 from repro_lint.positions import Positions
-from repro_lint.source import Position
+from repro_lint.source import Line, Position
 from repro_lint.traversal import walk
 
 MODULE_CODE = "<module>"
@@ -139,7 +139,7 @@ class SavedEntry:
 
     key: str | None
     kind: str
-    line: int
+    line: Line
     column: int
     lossy: str | None = None
 
@@ -195,7 +195,7 @@ class RestorePoint:
     """Where restores can be added on a load path: before `line`, indented by `indent`, reading the
     loaded checkpoint from `checkpoint`."""
 
-    line: int
+    line: Line
     indent: str
     checkpoint: str
 
@@ -208,7 +208,7 @@ class Creation:
 
     kind: str
     name: str
-    line: int
+    line: Line
     what: str
     stateless: bool = False
 

@@ -39,7 +39,7 @@ from repro_lint.edits import argument, has_star_args, with_keyword
 from repro_lint.names import ScopeNode, dotted_name
 from repro_lint.positions import Positions
 from repro_lint.rules.base import Edit
-from repro_lint.source import LineIndex, Position
+from repro_lint.source import Line, LineIndex, Position
 from repro_lint.traversal import walk
 
 # Stands for the worker function's name in the call edit until the project pass chooses the name.
@@ -112,7 +112,7 @@ class DatasetRef:
 class Insertion:
     """Where inserted text goes: before line `line` (column 0), or appended at the end of the file."""
 
-    line: int
+    line: Line
     at_end: bool = False
 
 

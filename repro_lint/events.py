@@ -16,6 +16,7 @@ from repro_lint.declared import CUBLAS_VARIABLE
 from repro_lint.edits import argument, keyword, literal
 from repro_lint.knowledge import load
 from repro_lint.names import dotted_name
+from repro_lint.source import Line
 from repro_lint.traversal import walk
 
 TORCH, NUMPY, RANDOM = "torch", "numpy", "random"
@@ -28,7 +29,7 @@ class Event:
     `what` is how messages show the cause (`nn.Linear`)."""
 
     kind: str
-    line: int
+    line: Line
     what: str
     rng: str = ""
     column: int = 0

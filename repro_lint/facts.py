@@ -25,7 +25,7 @@ from repro_lint.names import dotted_name, import_from_module
 from repro_lint.positions import Positions
 from repro_lint.seed_values import ArgparseSeed, seed_option
 from repro_lint.rules.base import Edit
-from repro_lint.source import Position
+from repro_lint.source import Line, Position
 from repro_lint.traversal import walk
 
 # Method calls that mean "this code trains": `loss.backward()`, `optimizer.step()`,
@@ -44,7 +44,7 @@ class CallFact:
 
     targets: tuple[str, ...]
     method: str | None
-    line: int
+    line: Line
     guard: str | None = None
     # A function handed over by name (`callbacks=[seed_all]`): it may run, but naming a class
     # does not build one.
@@ -58,11 +58,11 @@ class CallFact:
 @dataclass(frozen=True)
 class FunctionFacts:
     qualname: str
-    line: int
+    line: Line
     calls: tuple[CallFact, ...]
     trains: bool
     events: tuple[Event, ...] = ()
-    end_line: int = 0
+    end_line: Line = 0
 
 
 @dataclass(frozen=True)
@@ -91,7 +91,7 @@ class ModuleFacts:
     imports: tuple[str, ...]
     bindings: tuple[tuple[str, tuple[str, ...]], ...]
     star_imports: tuple[str, ...]
-    main_guard_line: int | None
+    main_guard_line: Line | None
     module_calls: tuple[CallFact, ...]
     trains_at_module_level: bool
     functions: tuple[FunctionFacts, ...]
@@ -108,6 +108,11 @@ class ModuleFacts:
 
     def binding(self, name: str) -> tuple[str, ...]:
         return dict(self.bindings).get(name, ())
+
+    def function_at(self, line: int) -> str | None:
+        """The innermost function holding `line`, by qualified name."""
+        holding = [function for function in self.functions if function.line <= line <= function.end_line]
+        return max(holding, key=lambda function: function.line).qualname if holding else None
 
 
 def is_main_guard(node: cst.If) -> bool:

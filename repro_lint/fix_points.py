@@ -18,6 +18,7 @@ from repro_lint.edits import is_import_line
 from repro_lint.seed_values import CONFIG_OBJECTS, PARSED_OBJECTS
 from repro_lint.names import dotted_name
 from repro_lint.positions import Positions
+from repro_lint.source import Line
 from repro_lint.traversal import walk
 
 FIX_MODULES = ("os", "random", "numpy", "torch")
@@ -32,7 +33,7 @@ _PARSE_CALLS = ("parse_args", "parse_known_args", "parse_args_into_dataclasses")
 class InsertionPoint:
     """Insert before `line` (1-based, at column 0), indented by `indent`."""
 
-    line: int
+    line: Line
     indent: str
     seed: str | None
 
@@ -43,11 +44,11 @@ class SeedMove:
     (leading comments included) and text, and the (first, last) lines of each earlier statement of
     the block it may move before: those after the last one that may change a value it reads."""
 
-    line: int
-    start: int
-    end: int
+    line: Line
+    start: Line
+    end: Line
     text: str
-    before: tuple[tuple[int, int], ...]
+    before: tuple[tuple[Line, Line], ...]
 
     def target(self, line: int) -> int | None:
         """The first line of the earlier statement holding `line`, if the seed may move before it."""
@@ -57,9 +58,9 @@ class SeedMove:
 @dataclass(frozen=True)
 class EntryFixFacts:
     newline: str
-    import_line: int
-    torch_import_line: int | None
-    os_import_line: int | None
+    import_line: Line
+    torch_import_line: Line | None
+    os_import_line: Line | None
     aliases: tuple[tuple[str, str], ...]
     main_path: InsertionPoint | None
     seed_moves: tuple[SeedMove, ...] = ()

@@ -659,13 +659,13 @@ class ProjectModel:
     def spawns_workers(self, program: Program) -> bool:
         return any(self.modules[module].spawns_workers for module in program.modules)
 
-    def only_reached_by_non_training_programs(self, module: str, line: int | None = None) -> bool:
-        """Whether code at `line` of `module` only runs in programs that never train (an inference
-        script, an export). Judged for the innermost function holding the line when programs reach
-        it, else for the module; a test module that no program reaches counts as not training."""
+    def only_reached_by_non_training_programs(self, module: str, function: str | None = None) -> bool:
+        """Whether code of `module` in `function` (the innermost function holding it; None for code
+        outside functions) only runs in programs that never train (an inference script, an export).
+        Judged for the function when programs reach it, else for the module; a test module that no
+        program reaches counts as not training."""
         if module not in self.modules:
             return False  # not Python (a launch script): no program reaches it
-        function = self._innermost_function(module, line) if line is not None else None
         if function is not None:
             reaching = [program for program in self.programs if function in self._reachable_set(program)]
             if reaching:
@@ -674,14 +674,6 @@ class ProjectModel:
         if reaching:
             return not any(program.trains for program in reaching)
         return _is_test_module(self.modules[module].path)
-
-    def _innermost_function(self, module: str, line: int) -> str | None:
-        holding = [
-            function
-            for function in self.modules[module].functions
-            if function.line <= line <= function.end_line
-        ]
-        return max(holding, key=lambda function: function.line).qualname if holding else None
 
     def reachable_functions(self, program: Program) -> frozenset[str]:
         """Project functions that may run when `program` runs."""

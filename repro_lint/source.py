@@ -13,12 +13,16 @@ from pathlib import Path
 class UnreadableSource(Exception):
     """The file is not text repro-lint can lint: binary, not UTF-8, or unreadable."""
 
+# A 1-based line number. Facts annotate their lines with it, so that two versions of a module's facts
+# can be compared up to lines moved by an edit above them (facts_shift.py).
+Line = int
+
 
 @dataclass(frozen=True, order=True)
 class Position:
     """A place in a text: 1-based line, 0-based column counted in characters (as LibCST does)."""
 
-    line: int
+    line: Line
     column: int
 
 

@@ -311,6 +311,43 @@ def test_a_change_to_the_facts_runs_the_project_pass(project, monkeypatch):
     assert _full(root) == expected
 
 
+
+# A module whose one finding asks the program model a question: REP301 fires in training code only.
+WITH_TUNING = {**WITH_LAYERS, "models/tuning.py": "import torch\n\n\ndef fast():\n    torch.backends.cudnn.benchmark = True\n"}
+
+
+@pytest.mark.parametrize(
+    ("name", "old", "new", "codes"),
+    [
+        ("models/layers.py", "import torch\n", "# Layers.\nimport torch\n", set()),
+        ("models/tuning.py", "import torch\n", '"""Tuning."""\n\nimport torch\n', {"REP301"}),  # the finding moves
+        ("models/tuning.py", "    torch", "    # Faster convolutions.\n\n    torch", {"REP301"}),  # within its function
+    ],
+)
+def test_changed_files_whose_lines_moved_reuse_the_project_pass(project, monkeypatch, name, old, new, codes):
+    root = project(WITH_TUNING)
+    _full(root)
+    _edit(root, name, old, new)
+    expected = _full(root, use_cache=False)
+    assert {code for path, _, code, _ in expected if path.endswith(name)} == codes
+    with monkeypatch.context() as patched:
+        _forbid_project_pass(patched)
+        assert _full(root) == expected
+    assert _full(root) == expected
+
+
+@pytest.mark.parametrize("name", ["train.py", "models/net.py"])  # REP101 is in train.py and names a line of net.py
+def test_lines_moved_where_a_program_finding_points_run_the_project_pass(project, monkeypatch, name):
+    root = project(WITH_LAYERS)
+    _full(root)
+    _edit(root, name, "import torch\n", "# Moved.\nimport torch\n")
+    expected = _full(root, use_cache=False)
+    with monkeypatch.context() as patched:
+        _forbid_project_pass(patched)
+        with pytest.raises(AssertionError, match="the project pass ran"):
+            _full(root)
+    assert _full(root) == expected
+
 def test_a_file_added_runs_the_project_pass(project):
     root = project(TRAIN_ON_HELPERS)
     _full(root)

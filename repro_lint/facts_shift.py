@@ -1,0 +1,45 @@
+"""Whether two versions of a module's facts differ only by lines moved: an edit above some code (a
+comment, a docstring, blank lines) shifts every line below it and changes nothing else.
+
+The project pass compares a module's lines only with each other (which event comes first, which
+function holds a line), so it gives the same results for both versions, but for the positions it
+reports in that module and the lines its messages name there.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import fields, is_dataclass
+from functools import cache
+
+# A field whose annotation names `Line` (repro_lint.source) holds lines: `Line`, `Line | None`, pairs
+# of lines. The facts' modules postpone annotations, so each field's type is its annotation's text.
+_HOLDS_LINES = re.compile(r"\bLine\b")
+
+
+def same_but_for_moved_lines(old: object, new: object) -> bool:
+    """`new` is `old` with its lines moved in order: every line the facts hold moved to one new line,
+    with none swapped, merged or split. Columns, names and everything else are equal."""
+    moved: dict[int, int] = {}
+    if not _match(old, new, False, moved):
+        return False
+    news = [new_line for _, new_line in sorted(moved.items())]
+    return all(earlier < later for earlier, later in zip(news, news[1:]))
+
+
+def _match(old: object, new: object, lines: bool, moved: dict[int, int]) -> bool:
+    if type(old) is not type(new):
+        return False
+    if lines and type(old) is int:
+        return moved.setdefault(old, new) == new  # type: ignore[arg-type]
+    if is_dataclass(old):
+        return all(_match(getattr(old, name), getattr(new, name), holds_lines, moved) for name, holds_lines in _fields(type(old)))
+    if isinstance(old, tuple):
+        assert isinstance(new, tuple)
+        return len(old) == len(new) and all(_match(before, after, lines, moved) for before, after in zip(old, new))
+    return old == new
+
+
+@cache
+def _fields(kind: type) -> tuple[tuple[str, bool], ...]:
+    return tuple((field.name, bool(_HOLDS_LINES.search(str(field.type)))) for field in fields(kind))
