@@ -255,7 +255,7 @@ class Engine:
                 return None
             if before.facts != self._analyze(module).facts:
                 moved.append(module)
-        if any(_placed_in(finding, module) for finding in recorded.program_findings for module in moved):
+        if any(_points_into(finding, module) for finding in recorded.program_findings for module in moved):
             return None
         displays = {module.display for module in changed}
         found = [finding for finding in recorded.findings if finding.path in reported and finding.path not in displays]
@@ -399,7 +399,7 @@ def _question(finding: Finding, module: _Module) -> _Question | None:
     return (module.identity.name, function, rule.training_only, condition)
 
 
-def _placed_in(finding: Finding, module: _Module) -> bool:
+def _points_into(finding: Finding, module: _Module) -> bool:
     """Whether a program finding is in `module`, or its message names a line there ("first use of
     torch randomness: models/net.py:6")."""
     return finding.path == module.display or f"{module.identity.relative_path}:" in finding.message
