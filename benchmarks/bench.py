@@ -13,8 +13,11 @@ Measured per tree, every command in a fresh process, median of --repeat runs:
   warm, unchanged       `check` again with the cache filled
   warm, comment added   the same after appending a comment to one file (a new one each run): the
                         file keeps its facts, and the last run's project pass is reused
-  warm, line inserted   the same after inserting a comment line at the top of that file: every
-                        position in it moves, and the project pass runs again
+  warm, line inserted   the same after inserting comment lines at the top of that file (one more
+                        each run): every line in it moves; the project pass is reused unless a
+                        program finding is in that file or names one of its lines
+  warm, call added      the same after appending a call to that file (another function each run):
+                        its facts change, and the project pass runs again
   pre-commit            `check ONE_FILE` from the tree's root, cold: what a pre-commit hook pays
                         the first time
   pre-commit after an audit
@@ -103,11 +106,13 @@ def _one_file(tree: Path) -> Path:
     return files[len(files) // 2]
 
 
-# The one-file edits: a comment appended keeps the file's facts (the last run's project pass is
-# reused); a line inserted first moves every position in it (the project pass runs again).
+# The one-file edits, each different from the last run's text: a comment appended keeps the file's
+# facts; lines inserted first move every line in it (one more each run); both reuse the last run's
+# project pass. A call added changes the facts, and the project pass runs again.
 EDITS: dict[str, Callable[[bytes, int], bytes]] = {
     "comment added": lambda text, number: text + f"\n# benchmark edit {number}\n".encode(),
-    "line inserted": lambda text, number: f"# benchmark edit {number}\n".encode() + text,
+    "line inserted": lambda text, number: b"# benchmark edit\n" * (number + 1) + text,
+    "call added": lambda text, number: text + f"\nbenchmark_edit_{number}()\n".encode(),
 }
 
 
