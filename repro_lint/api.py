@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from functools import partial
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -18,9 +19,10 @@ from repro_lint.cache import AnalysisCache, LastRun, RecordedRun, prune
 from repro_lint.config import Settings
 from repro_lint.declared import Declared, declared
 from repro_lint.discovery import SCANNED_SUFFIXES, SourcePath, discover, display_path, project_files, project_root
-from repro_lint.facts_shift import same_but_for_moved_lines
+from repro_lint.facts_shift import same_but_for_moved_lines, without_calls
 from repro_lint.file_analysis import FileAnalysis, ModuleIdentity, syntax_error
 from repro_lint.fixes import MAX_FIX_ROUNDS, applicable, apply_fixes, unified_diff, write_atomically
+from repro_lint.module_names import ModuleNames
 from repro_lint.progress import Progress
 from repro_lint.rules.base import Finding, ProgramRule, Rule
 from repro_lint.source import UnreadableSource, encoded, packed, read_source, unpacked
@@ -221,7 +223,8 @@ class Engine:
         """The findings the last run's record gives, where the project has the same files, the
         declarations that decided them (read again from the entries' folders) are unchanged, and the
         changed files, analysed again, kept their facts: the project pass would then give what it gave.
-        Facts whose lines moved do too, where no program finding is in that file or names its lines."""
+        Facts whose lines moved do too, where no program finding is in that file or names its lines,
+        and so do calls added or removed that the pass cannot see."""
         files = recorded.files
         # A record that reports more files than this run answers for its own: a run on the files of a
         # commit after an audit of the whole project, which also read launch scripts and configs
@@ -249,11 +252,13 @@ class Engine:
         assert cache is not None, "a project with a last run has a cache"
         self._analyze_modules([(module, cache) for module in changed])
         moved: list[_Module] = []
+        names = ModuleNames(recorded.modules)
         for module in changed:
             before = cache.load(module.display, files[module.display].identity, files[module.display].digest)
-            if before is None or not same_but_for_moved_lines(before.facts, self._analyze(module).facts):
+            lines_moved = _lines_moved(before, self._analyze(module), recorded, names) if before is not None else None
+            if lines_moved is None:
                 return None
-            if before.facts != self._analyze(module).facts:
+            if lines_moved:
                 moved.append(module)
         if any(_points_into(finding, module) for finding in recorded.program_findings for module in moved):
             return None
@@ -308,7 +313,9 @@ class Engine:
         if last_run is not None and cache is not None:
             files = last_run.files(module.digest for module in modules)
             declared = model.declared if entries is not None else None
-            last_run.store(RecordedRun(found, entries, declared, files, program_findings, verdicts, _analyses(project, cache)))
+            function_names = frozenset(name.rpartition(".")[2] for name in model.functions)
+            analyses = _analyses(project, cache)
+            last_run.store(RecordedRun(found, entries, declared, files, program_findings, verdicts, analyses, frozenset(model.modules), function_names))
             prune(cache.folder)  # after a full pass only: a run answered from its record must stay quick
         return found
 
@@ -397,6 +404,25 @@ def _question(finding: Finding, module: _Module) -> _Question | None:
     facts = Engine._analyze(module).facts
     function = facts.function_at(finding.start.line) if facts is not None else None
     return (module.identity.name, function, rule.training_only, condition)
+
+
+def _lines_moved(before: FileAnalysis, after: FileAnalysis, recorded: RecordedRun, names: ModuleNames) -> bool | None:
+    """Whether the project pass sees the facts of `after` as those of `before` with lines moved
+    (True) or unchanged (False); None where it may see them otherwise. Calls it cannot see (of a
+    library's functions) are left out where the facts differ by more than moved lines."""
+    old, new = before.facts, after.facts
+    if old == new:
+        return False
+    if old is None or new is None:
+        return None
+    if not same_but_for_moved_lines(old, new):
+        from repro_lint.program import is_inert  # the model loads LibCST, which a run answered from its record never does
+
+        inert = partial(is_inert, module=new.module, names=names, function_names=recorded.function_names)
+        old, new = without_calls(old, inert), without_calls(new, inert)
+        if not same_but_for_moved_lines(old, new):
+            return None
+    return old != new
 
 
 def _points_into(finding: Finding, module: _Module) -> bool:

@@ -82,7 +82,8 @@ class RecordedRun:
     decided them: None where no program rule ran and no declaration was read.
 
     The project pass's own results come with them, by file: a run where the changed files kept their
-    facts gets the same results from the pass, and judges only those files' findings again."""
+    facts (up to moved lines and calls the pass cannot see) gets the same results from the pass, and
+    judges only those files' findings again."""
 
     findings: list[Finding]
     entries: tuple[str, ...] | None
@@ -91,6 +92,10 @@ class RecordedRun:
     program_findings: list[Finding]  # before suppressions
     verdicts: dict[tuple[object, ...], bool]  # the program model's answer to each local finding's question
     analyses: frozenset[str]  # the names of the entries holding its files' analyses, which `prune` keeps
+    # The model's modules, and the last names of its functions: what tells a call the pass cannot see
+    # (program.is_inert) without loading any module's facts.
+    modules: frozenset[str]
+    function_names: frozenset[str]
 
 
 # FAT's modification times have a resolution of 2 s, the coarsest of the file systems in use.

@@ -3,14 +3,20 @@ comment, a docstring, blank lines) shifts every line below it and changes nothin
 
 The project pass compares a module's lines only with each other (which event comes first, which
 function holds a line), so it gives the same results for both versions, but for the positions it
-reports in that module and the lines its messages name there.
+reports in that module and the lines its messages name there. Calls the pass cannot see (a library
+function's, program.is_inert) may be left out of both versions first.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import fields, is_dataclass
+from collections.abc import Callable
+from dataclasses import fields, is_dataclass, replace
 from functools import cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the facts' module loads LibCST, which a run answered from its record never does
+    from repro_lint.facts import CallFact, ModuleFacts
 
 # A field whose annotation names `Line` (repro_lint.source) holds lines: `Line`, `Line | None`, pairs
 # of lines. The facts' modules postpone annotations, so each field's type is its annotation's text.
@@ -43,3 +49,17 @@ def _match(old: object, new: object, lines: bool, moved: dict[int, int]) -> bool
 @cache
 def _fields(kind: type) -> tuple[tuple[str, bool], ...]:
     return tuple((field.name, bool(_HOLDS_LINES.search(str(field.type)))) for field in fields(kind))
+
+
+def without_calls(facts: ModuleFacts, left_out: Callable[[CallFact], bool]) -> ModuleFacts:
+    """The facts less the calls `left_out` picks, wherever they are made."""
+
+    def kept(calls: tuple[CallFact, ...]) -> tuple[CallFact, ...]:
+        return tuple(call for call in calls if not left_out(call))
+
+    return replace(
+        facts,
+        module_calls=kept(facts.module_calls),
+        main_calls=kept(facts.main_calls),
+        functions=tuple(replace(function, calls=kept(function.calls)) for function in facts.functions),
+    )

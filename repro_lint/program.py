@@ -17,6 +17,7 @@ from repro_lint.declared import Declared
 from repro_lint.events import Event, short, tables
 from repro_lint.facts import CallFact, ClassFacts, FunctionFacts, ModuleFacts
 from repro_lint.launches import FRESH_START_METHODS, POOL
+from repro_lint.module_names import ModuleNames
 
 # Calls, with the module making them: a module's top-level calls, or a function's.
 _Calls = tuple[str, Sequence[CallFact]]
@@ -99,7 +100,7 @@ class ProjectModel:
             function.qualname: facts.module for facts in self.modules.values() for function in facts.functions
         }
         # The project pass asks the same questions once per rule and per program: answer each once.
-        self._module_cache: dict[tuple[str, str | None], str | None] = {}
+        self.names = ModuleNames(self.modules)
         self._symbol_cache: dict[tuple[str, str | None], str | None] = {}
         # By module, then by the call's identity: hashing a call fact hashes all its fields, millions of
         # times on a large project, and a (call, module) key per call took 25 MB on transformers. The
@@ -124,35 +125,7 @@ class ProjectModel:
     # Modules and imports -------------------------------------------------------------------------
 
     def resolve_module(self, name: str, importer: str | None = None) -> str | None:
-        """The project module `name` refers to, trying the importer's own folder first (where
-        `python train.py` puts it on sys.path), then the project root, then a unique suffix match
-        (src/ layouts, scripts run from a subfolder)."""
-        key = (name, importer)
-        if key not in self._module_cache:
-            self._module_cache[key] = self._resolve_module(name, importer)
-        return self._module_cache[key]
-
-    def _resolve_module(self, name: str, importer: str | None) -> str | None:
-        if importer is not None:
-            folder = importer.rpartition(".")[0]
-            if folder and f"{folder}.{name}" in self.modules:
-                return f"{folder}.{name}"
-        if name in self.modules:
-            return name
-        matches = self._by_suffix.get(name, ())
-        return matches[0] if len(matches) == 1 else None
-
-    @cached_property
-    def _by_suffix(self) -> dict[str, list[str]]:
-        """Modules by each dotted tail of their name (`a.b.c` under `b.c` and `c`): a suffix match in
-        one look-up, where scanning every module for every unresolved import took minutes on
-        thousands of modules."""
-        index: dict[str, list[str]] = {}
-        for module in self.modules:
-            parts = module.split(".")
-            for start in range(1, len(parts)):
-                index.setdefault(".".join(parts[start:]), []).append(module)
-        return index
+        return self.names.resolve(name, importer)
 
     def imported_modules(self, module: str) -> tuple[str, ...]:
         facts = self.modules[module]
@@ -696,7 +669,7 @@ class ProjectModel:
             if requirement == "trains":
                 met = program.trains
             elif requirement == "epochs_unset":
-                met = not self._calls_method(program, "set_epoch")
+                met = not self._calls_method(program, _SET_EPOCH)
             elif requirement == "cuda":
                 met = "cuda" in self._event_kinds(program)
             elif requirement == "nondeterministic":
@@ -734,6 +707,21 @@ class ProjectModel:
 
 
 _ANY_METHOD = "*."  # no qualified name starts so
+# The method whose calls, whatever they resolve to, decide the "epochs_unset" requirement.
+_SET_EPOCH = "set_epoch"
+
+
+def is_inert(call: CallFact, module: str, names: ModuleNames, function_names: Collection[str]) -> bool:
+    """Whether the project pass cannot see `call` (made in `module`): it resolves to nothing the
+    project defines, may not be a project method (`obj.method()` with no such method name among
+    the project's functions), starts no process, and is not a `set_epoch` call. Adding or removing
+    such a call changes none of the pass's results (the model reads calls nowhere else)."""
+    if call.launcher is not None or call.method == _SET_EPOCH:
+        return False
+    method = _unresolved_method(call)
+    if method is not None and method in function_names:
+        return False
+    return not any(names.resolves_within(target, module) for target in call.targets)
 
 
 def _unresolved_method(call: CallFact) -> str | None:

@@ -336,6 +336,44 @@ def test_changed_files_whose_lines_moved_reuse_the_project_pass(project, monkeyp
     assert _full(root) == expected
 
 
+
+@pytest.mark.parametrize(
+    ("name", "old", "new"),
+    [
+        ("models/layers.py", "relu = ", "print('layers')\nrelu = "),  # a builtin, lines moved
+        ("models/tuning.py", "    torch.backends", "    torch.cuda.empty_cache()\n    torch.backends"),  # REP301 moves
+        ("models/tuning.py", "\ndef fast", "\nlogger.info('tuning')\n\n\ndef fast"),  # no project function is named `info`
+    ],
+)
+def test_calls_added_that_the_pass_cannot_see_reuse_it(project, monkeypatch, name, old, new):
+    root = project(WITH_TUNING)
+    _full(root)
+    _edit(root, name, old, new)
+    expected = _full(root, use_cache=False)
+    with monkeypatch.context() as patched:
+        _forbid_project_pass(patched)
+        assert _full(root) == expected
+    assert _full(root) == expected
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("    torch.backends", "    fast()\n    torch.backends"),  # a project function
+        ("    torch.backends", "    loader.set_epoch(0)\n    torch.backends"),  # what the epoch condition looks for
+    ],
+)
+def test_calls_added_that_the_pass_may_see_run_it(project, monkeypatch, old, new):
+    root = project(WITH_TUNING)
+    _full(root)
+    _edit(root, "models/tuning.py", old, new)
+    expected = _full(root, use_cache=False)
+    with monkeypatch.context() as patched:
+        _forbid_project_pass(patched)
+        with pytest.raises(AssertionError, match="the project pass ran"):
+            _full(root)
+    assert _full(root) == expected
+
 @pytest.mark.parametrize("name", ["train.py", "models/net.py"])  # REP101 is in train.py and names a line of net.py
 def test_lines_moved_where_a_program_finding_points_run_the_project_pass(project, monkeypatch, name):
     root = project(WITH_LAYERS)

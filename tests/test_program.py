@@ -7,7 +7,7 @@ import textwrap
 from repro_lint.analysis import analyze
 from repro_lint.file_analysis import ModuleIdentity
 from repro_lint.config import Settings
-from repro_lint.program import ProjectModel
+from repro_lint.program import ProjectModel, is_inert
 
 
 def model(files: dict[str, str], entry_points: tuple[str, ...] = ()) -> ProjectModel:
@@ -118,3 +118,49 @@ def test_relative_and_star_imports_resolve_calls():
     })
     call = project.modules["pkg.train"].module_calls[0]
     assert project.callees(call, "pkg.train") == ("pkg.seeding.fix_seed",)
+
+
+# One call per line of `main`, and whether the project pass can see it.
+CALLS = {
+    "pkg/__init__.py": "",
+    "pkg/utils.py": "import torch\n\n\ndef seed_all():\n    torch.manual_seed(0)\n",
+    "pkg/models.py": "import torch\n\n\nclass Net(torch.nn.Module):\n    def forward(self, x):\n        return x\n",
+    "train.py": """\
+        import os
+
+        import torch
+        import pkg.utils as utils
+        from pkg import models
+        from pkg.utils import seed_all
+
+
+        def main(loader, logger, sampler):
+            os.makedirs("out")
+            torch.cat([])
+            print("start")
+            logger.info("epoch")
+            seed_all()
+            utils.seed_all()
+            models.Net()
+            loader.forward()
+            sampler.set_epoch(0)
+            torch.multiprocessing.spawn(seed_all, nprocs=2)
+            torch.multiprocessing.spawn(os.getpid, nprocs=2)
+    """,
+}
+# A library's functions, a builtin, a method no project function is named, and `spawn` itself (not
+# what it starts in other processes, also a call on its line: even a library's function started so
+# decides how the program's own process is walked).
+INERT_LINES = [10, 11, 12, 13, 19, 20]
+
+
+def test_calls_the_pass_cannot_see_are_inert():
+    project = model(CALLS)
+    function_names = frozenset(name.rpartition(".")[2] for name in project.functions)
+    calls = project.functions["train.main"].calls
+    inert = [call for call in calls if is_inert(call, "train", project.names, function_names)]
+    assert [call.line for call in inert] == INERT_LINES
+    assert [call.line for call in calls if call not in inert] == [14, 15, 16, 17, 18, 19, 20]
+    everywhere = frozenset(project.modules)
+    for call in inert:  # what the model itself makes of them: nothing
+        assert project.callees(call, "train", everywhere) == () and project.callees_run_now(call, "train") == ()
