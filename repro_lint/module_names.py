@@ -32,11 +32,16 @@ class ModuleNames:
         matches = self._by_suffix.get(name, ())
         return matches[0] if len(matches) == 1 else None
 
-    def resolves_within(self, qualified: str, importer: str) -> bool:
-        """Whether some prefix of `qualified` names a project module: else the name denotes nothing
-        the project defines (a library's function, a builtin)."""
+    def split(self, qualified: str, importer: str | None) -> tuple[str, list[str]] | None:
+        """The project module the longest prefix of `qualified` names, and the rest of the name; None
+        where no prefix names one: the name denotes nothing the project defines (a library's
+        function, a builtin)."""
         parts = qualified.split(".")
-        return any(self.resolve(".".join(parts[:cut]), importer) is not None for cut in range(len(parts) - 1, 0, -1))
+        for cut in range(len(parts) - 1, 0, -1):
+            module = self.resolve(".".join(parts[:cut]), importer)
+            if module is not None:
+                return module, parts[cut:]
+        return None
 
     @cached_property
     def _by_suffix(self) -> dict[str, list[str]]:

@@ -177,27 +177,24 @@ class ProjectModel:
             return qualified
         if depth > 8:
             return None
-        parts = qualified.split(".")
-        for cut in range(len(parts) - 1, 0, -1):
-            module = self.resolve_module(".".join(parts[:cut]), importer)
-            if module is None:
-                continue
-            rest = parts[cut:]
-            local = f"{module}.{'.'.join(rest)}"
-            if local in self.functions or local in self.classes:
-                return local
-            facts = self.modules[module]
-            for target in facts.binding(rest[0]):
-                if target == qualified:
-                    continue
-                found = self.resolve_symbol(".".join([target, *rest[1:]]), module, depth + 1)
-                if found:
-                    return found
-            for star in facts.star_imports:
-                found = self.resolve_symbol(".".join([star, *rest]), module, depth + 1)
-                if found:
-                    return found
+        split = self.names.split(qualified, importer)
+        if split is None:
             return None
+        module, rest = split
+        local = f"{module}.{'.'.join(rest)}"
+        if local in self.functions or local in self.classes:
+            return local
+        facts = self.modules[module]
+        for target in facts.binding(rest[0]):
+            if target == qualified:
+                continue
+            found = self.resolve_symbol(".".join([target, *rest[1:]]), module, depth + 1)
+            if found:
+                return found
+        for star in facts.star_imports:
+            found = self.resolve_symbol(".".join([star, *rest]), module, depth + 1)
+            if found:
+                return found
         return None
 
     def callees(self, call: CallFact, caller_module: str, fallback_within: frozenset[str] | None = None) -> tuple[str, ...]:
@@ -712,16 +709,17 @@ _SET_EPOCH = "set_epoch"
 
 
 def is_inert(call: CallFact, module: str, names: ModuleNames, function_names: Collection[str]) -> bool:
-    """Whether the project pass cannot see `call` (made in `module`): it resolves to nothing the
-    project defines, may not be a project method (`obj.method()` with no such method name among
-    the project's functions), starts no process, and is not a `set_epoch` call. Adding or removing
-    such a call changes none of the pass's results (the model reads calls nowhere else)."""
+    """Whether the project pass cannot see `call` (made in `module`): no prefix of its targets names
+    a project module (so `resolve_symbol` finds nothing), it may not be a project method
+    (`obj.method()` with no such method name among the project's functions), it starts no process,
+    and it is not a `set_epoch` call. Adding or removing such a call changes none of the pass's
+    results (the model reads calls nowhere else)."""
     if call.launcher is not None or call.method == _SET_EPOCH:
         return False
     method = _unresolved_method(call)
     if method is not None and method in function_names:
         return False
-    return not any(names.resolves_within(target, module) for target in call.targets)
+    return all(names.split(target, module) is None for target in call.targets)
 
 
 def _unresolved_method(call: CallFact) -> str | None:
