@@ -313,9 +313,8 @@ class Engine:
         if last_run is not None and cache is not None:
             files = last_run.files(module.digest for module in modules)
             declared = model.declared if entries is not None else None
-            function_names = frozenset(name.rpartition(".")[2] for name in model.functions)
             analyses = _analyses(project, cache)
-            last_run.store(RecordedRun(found, entries, declared, files, program_findings, verdicts, analyses, frozenset(model.modules), function_names))
+            last_run.store(RecordedRun(found, entries, declared, files, program_findings, verdicts, analyses, frozenset(model.modules), model.function_names))
             prune(cache.folder)  # after a full pass only: a run answered from its record must stay quick
         return found
 

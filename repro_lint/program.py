@@ -122,6 +122,11 @@ class ProjectModel:
         for qualname in sorted(self.functions):
             self._methods.setdefault(qualname.rpartition(".")[2], []).append(qualname)
 
+    @property
+    def function_names(self) -> frozenset[str]:
+        """The last names of the project's functions: those an unresolved `obj.method()` may reach."""
+        return frozenset(self._methods)
+
     # Modules and imports -------------------------------------------------------------------------
 
     def resolve_module(self, name: str, importer: str | None = None) -> str | None:
