@@ -19,7 +19,7 @@ from repro_lint.cache import AnalysisCache, LastRun, RecordedRun, prune
 from repro_lint.config import Settings
 from repro_lint.declared import Declared, declared
 from repro_lint.discovery import SCANNED_SUFFIXES, SourcePath, discover, display_path, project_files, project_root
-from repro_lint.facts_shift import same_but_for_moved_lines, without_calls
+from repro_lint.facts_shift import same_but_for_moved_lines, without_calls, without_imports
 from repro_lint.file_analysis import FileAnalysis, ModuleIdentity, syntax_error
 from repro_lint.fixes import MAX_FIX_ROUNDS, applicable, apply_fixes, unified_diff, write_atomically
 from repro_lint.module_names import ModuleNames
@@ -407,8 +407,9 @@ def _question(finding: Finding, module: _Module) -> _Question | None:
 
 def _lines_moved(before: FileAnalysis, after: FileAnalysis, recorded: RecordedRun, names: ModuleNames) -> bool | None:
     """Whether the project pass sees the facts of `after` as those of `before` with lines moved
-    (True) or unchanged (False); None where it may see them otherwise. Calls it cannot see (of a
-    library's functions) are left out where the facts differ by more than moved lines."""
+    (True) or unchanged (False); None where it may see them otherwise. Calls and imports it cannot
+    see (of a library's functions and modules) are left out where the facts differ by more than
+    moved lines."""
     old, new = before.facts, after.facts
     if old == new:
         return False
@@ -418,7 +419,7 @@ def _lines_moved(before: FileAnalysis, after: FileAnalysis, recorded: RecordedRu
         from repro_lint.program import is_inert  # the model loads LibCST, which a run answered from its record never does
 
         inert = partial(is_inert, module=new.module, names=names, function_names=recorded.function_names)
-        old, new = without_calls(old, inert), without_calls(new, inert)
+        old, new = (without_imports(without_calls(facts, inert), names.outside) for facts in (old, new))
         if not same_but_for_moved_lines(old, new):
             return None
     return old != new

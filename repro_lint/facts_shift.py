@@ -3,8 +3,9 @@ comment, a docstring, blank lines) shifts every line below it and changes nothin
 
 The project pass compares a module's lines only with each other (which event comes first, which
 function holds a line), so it gives the same results for both versions, but for the positions it
-reports in that module and the lines its messages name there. Calls the pass cannot see (a library
-function's, program.is_inert) may be left out of both versions first.
+reports in that module and the lines its messages name there. Calls and imports the pass cannot see
+(of a library's functions and modules: program.is_inert, ModuleNames.outside) may be left out of both
+versions first.
 """
 
 from __future__ import annotations
@@ -62,4 +63,15 @@ def without_calls(facts: ModuleFacts, left_out: Callable[[CallFact], bool]) -> M
         module_calls=kept(facts.module_calls),
         main_calls=kept(facts.main_calls),
         functions=tuple(replace(function, calls=kept(function.calls)) for function in facts.functions),
+    )
+
+
+def without_imports(facts: ModuleFacts, outside: Callable[[str], bool]) -> ModuleFacts:
+    """The facts less the imports of modules `outside` picks, and the names bound to nothing else
+    (`import math`, `from typing import Any`, `from math import *`)."""
+    return replace(
+        facts,
+        imports=tuple(name for name in facts.imports if not outside(name)),
+        bindings=tuple((name, targets) for name, targets in facts.bindings if not all(map(outside, targets))),
+        star_imports=tuple(name for name in facts.star_imports if not outside(name)),
     )

@@ -1,6 +1,6 @@
 """Which project module a dotted name refers to, from the project's module names alone: the project
 pass resolves imports and calls with it, and a run reusing the last pass asks it whether a new call
-could reach the project at all, without loading any module's facts."""
+or import could reach the project at all, without loading any module's facts."""
 
 from __future__ import annotations
 
@@ -42,6 +42,17 @@ class ModuleNames:
             if module is not None:
                 return module, parts[cut:]
         return None
+
+    def outside(self, name: str) -> bool:
+        """Whether neither `name` nor any name under it (`name.x.y`) can denote a project module, or
+        anything in one: its first part is no part of any project module's name (which any of the
+        ways `resolve` matches would need). An import of such a module adds nothing the project pass
+        can follow."""
+        return name.partition(".")[0] not in self._parts
+
+    @cached_property
+    def _parts(self) -> frozenset[str]:
+        return frozenset(part for module in self.modules for part in module.split("."))
 
     @cached_property
     def _by_suffix(self) -> dict[str, list[str]]:

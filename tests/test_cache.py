@@ -327,6 +327,10 @@ WITH_TUNING = {**WITH_LAYERS, "models/tuning.py": "import torch\n\n\ndef fast():
         ("models/layers.py", "relu = ", "print('layers')\nrelu = "),  # a builtin
         ("models/tuning.py", "    torch.backends", "    torch.cuda.empty_cache()\n    torch.backends"),  # a library's
         ("models/tuning.py", "\ndef fast", "\nlogger.info('tuning')\n\n\ndef fast"),  # no project function is named `info`
+        # Imports of library modules, and the names they bind.
+        ("models/layers.py", "import torch\n", "import math\nimport torch\n"),
+        ("models/tuning.py", "import torch\n", "import torch\nfrom collections import OrderedDict as Ordered\nfrom math import *\n"),
+        ("models/tuning.py", "    torch.backends", "    import math\n    math.sqrt(2)\n    torch.backends"),
     ],
 )
 def test_edits_the_project_pass_cannot_see_reuse_it(project, monkeypatch, name, old, new):
@@ -348,6 +352,9 @@ def test_edits_the_project_pass_cannot_see_reuse_it(project, monkeypatch, name, 
         ("models/net.py", "import torch\n", "# Moved.\nimport torch\n"),  # lines moved where REP101's message points
         ("models/tuning.py", "    torch.backends", "    fast()\n    torch.backends"),  # a call of a project function
         ("models/tuning.py", "    torch.backends", "    loader.set_epoch(0)\n    torch.backends"),  # what the epoch condition looks for
+        ("models/tuning.py", "import torch\n", "import torch\nimport models.layers\n"),  # an import of a project module
+        ("models/tuning.py", "import torch\n", "import torch\nfrom models.layers import relu\n"),  # a name bound to a project one
+        ("models/tuning.py", "import torch\n", "import torch\nimport net.extra\n"),  # no such module, but `net` is one
     ],
 )
 def test_edits_the_project_pass_may_see_run_it(project, monkeypatch, name, old, new):

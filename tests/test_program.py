@@ -163,3 +163,38 @@ def test_calls_the_pass_cannot_see_are_inert():
     everywhere = frozenset(project.modules)
     for call in inert:  # what the model itself makes of them: nothing
         assert project.callees(call, "train", everywhere) == () and project.callees_run_now(call, "train") == ()
+
+
+# `helpers` binds names to library modules; one of those names is also a folder of the project
+# (`vendor/numpy/`), through which a name under it reaches project code.
+IMPORTS = {
+    "helpers.py": """\
+        import math
+        import numpy as np
+        from collections import OrderedDict as Ordered
+        from typing import *
+        from vendor.numpy import random as vendored
+
+
+        def ready():
+            return True
+    """,
+    "vendor/numpy/random.py": "def seed(value):\n    pass\n",
+    "train.py": "from helpers import math, np, Ordered, vendored, ready\n",
+}
+
+
+def test_imports_of_modules_outside_the_project_name_nothing_the_model_can_reach():
+    project = model(IMPORTS)
+    helpers = project.modules["helpers"]
+    outside = [name for name, targets in helpers.bindings if all(map(project.names.outside, targets))]
+    assert outside == ["Ordered", "math"]
+    assert [name for name in helpers.imports if project.names.outside(name)] == ["collections", "collections.OrderedDict", "math", "typing"]
+    assert [name for name in helpers.star_imports if project.names.outside(name)] == ["typing"]
+    for name in outside:  # what the model itself makes of names under them: nothing
+        for under in ("", ".x", ".random.seed", ".x.y.z"):
+            assert project.resolve_symbol(f"helpers.{name}{under}", "train") is None
+    # A module outside the project by its import alone, but a name under it may be the project's.
+    assert not project.names.outside("numpy")
+    assert project.resolve_symbol("helpers.np.random.seed", "train") == "vendor.numpy.random.seed"
+    assert project.imported_modules("helpers") == ("vendor.numpy.random",)
