@@ -224,7 +224,8 @@ class Engine:
         declarations that decided them (read again from the entries' folders) are unchanged, and the
         changed files, analysed again, kept their facts: the project pass would then give what it gave.
         Facts whose lines moved do too, where no program finding is in that file or names its lines,
-        and so do calls added or removed that the pass cannot see."""
+        and so do calls and imports added or removed that the pass cannot see, and changes to where
+        fixes would edit the file, where no program finding is in it."""
         files = recorded.files
         # A record that reports more files than this run answers for its own: a run on the files of a
         # commit after an audit of the whole project, which also read launch scripts and configs
@@ -255,10 +256,10 @@ class Engine:
         names = ModuleNames(recorded.modules)
         for module in changed:
             before = cache.load(module.display, files[module.display].identity, files[module.display].digest)
-            lines_moved = _lines_moved(before, self._analyze(module), recorded, names) if before is not None else None
-            if lines_moved is None:
+            seen = _seen_by_the_pass(before, self._analyze(module), recorded, names) if before is not None else None
+            if seen is None:
                 return None
-            if lines_moved:
+            if seen:
                 moved.append(module)
         if any(_points_into(finding, module) for finding in recorded.program_findings for module in moved):
             return None
@@ -405,11 +406,11 @@ def _question(finding: Finding, module: _Module) -> _Question | None:
     return (module.identity.name, function, rule.training_only, condition)
 
 
-def _lines_moved(before: FileAnalysis, after: FileAnalysis, recorded: RecordedRun, names: ModuleNames) -> bool | None:
-    """Whether the project pass sees the facts of `after` as those of `before` with lines moved
-    (True) or unchanged (False); None where it may see them otherwise. Calls and imports it cannot
-    see (of a library's functions and modules) are left out where the facts differ by more than
-    moved lines."""
+def _seen_by_the_pass(before: FileAnalysis, after: FileAnalysis, recorded: RecordedRun, names: ModuleNames) -> bool | None:
+    """How the project pass sees the change from `before` to `after`: not at all (False); only in
+    what it reports in this file (True), where lines moved or the places its fixes would edit
+    changed; otherwise (None), it may see it. Calls and imports it cannot see (of a library's
+    functions and modules) are left out where the facts differ by more than moved lines."""
     old, new = before.facts, after.facts
     if old == new:
         return False
@@ -419,10 +420,13 @@ def _lines_moved(before: FileAnalysis, after: FileAnalysis, recorded: RecordedRu
         from repro_lint.program import is_inert  # the model loads LibCST, which a run answered from its record never does
 
         inert = partial(is_inert, module=new.module, names=names, function_names=recorded.function_names)
-        old, new = (without_imports(without_calls(facts, inert), names.outside) for facts in (old, new))
+        # A module's fix facts are read only for the fixes of findings in that module.
+        fixes_changed = old.fix != new.fix
+        old, new = (replace(without_imports(without_calls(facts, inert), names.outside), fix=None) for facts in (old, new))
         if not same_but_for_moved_lines(old, new):
             return None
-    return old != new
+        return fixes_changed or old != new
+    return True
 
 
 def _points_into(finding: Finding, module: _Module) -> bool:

@@ -331,6 +331,9 @@ WITH_TUNING = {**WITH_LAYERS, "models/tuning.py": "import torch\n\n\ndef fast():
         ("models/layers.py", "import torch\n", "import math\nimport torch\n"),
         ("models/tuning.py", "import torch\n", "import torch\nfrom collections import OrderedDict as Ordered\nfrom math import *\n"),
         ("models/tuning.py", "    torch.backends", "    import math\n    math.sqrt(2)\n    torch.backends"),
+        # What fixes of findings in the file would reuse (`os` before `torch`, `np`): none is there.
+        ("models/tuning.py", "import torch\n", "import os\nimport torch\n"),
+        ("models/layers.py", "relu = ", "import numpy as np\nrelu = "),
     ],
 )
 def test_edits_the_project_pass_cannot_see_reuse_it(project, monkeypatch, name, old, new):
@@ -367,6 +370,20 @@ def test_edits_the_project_pass_may_see_run_it(project, monkeypatch, name, old, 
         with pytest.raises(AssertionError, match="the project pass ran"):
             _full(root)
     assert _full(root) == expected
+
+
+def test_a_change_to_what_a_fix_in_the_file_reuses_runs_the_project_pass(project, monkeypatch):
+    root = project(WITH_TUNING)
+    lint_paths([root], WITH_REP002, use_cache=True)
+    _edit(root, "train.py", "    main()\n", "    main()\nimport torch as th\n")  # REP101's fix now seeds `th`
+    expected = lint_paths([root], WITH_REP002).findings
+    [seed_fix] = [finding.fix for finding in expected if finding.code == "REP101"]
+    assert "th.manual_seed" in seed_fix.edits[-1].content
+    with monkeypatch.context() as patched:
+        _forbid_project_pass(patched)
+        with pytest.raises(AssertionError, match="the project pass ran"):
+            lint_paths([root], WITH_REP002, use_cache=True)
+    assert lint_paths([root], WITH_REP002, use_cache=True).findings == expected
 
 
 def test_a_file_added_runs_the_project_pass(project):
