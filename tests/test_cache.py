@@ -6,6 +6,7 @@ import textwrap
 
 import os
 import pickle
+import random
 import subprocess
 import sys
 import time
@@ -370,6 +371,43 @@ def test_edits_the_project_pass_may_see_run_it(project, monkeypatch, name, old, 
         with pytest.raises(AssertionError, match="the project pass ran"):
             _full(root)
     assert _full(root) == expected
+
+
+# Statements an edit inserts: some the project pass cannot see, some it must (they change findings).
+_INSERTED = (
+    "# note", "", "x_edit = 1", "print('x')", "import math", "math.sqrt(2)", "import os", "import numpy as np",
+    "from typing import Any", "import torch as th", "import models.layers", "from models.net import split",
+    "fast()", "build()", "loader.set_epoch(0)", "torch.manual_seed(0)", "import random", "random.random()",
+    "import models.tuning", "from models.tuning import fast", "models.tuning.fast()",
+    "torch.backends.cudnn.benchmark = True", "torch.save({'model': 1}, 'ckpt.pt')",
+)
+
+
+def test_random_edits_give_what_an_uncached_run_gives(project):
+    root = project(WITH_TUNING)
+    files = sorted(root.rglob("*.py"))
+    lint_paths([root], WITH_REP002, use_cache=True)
+    chosen = random.Random(0)
+    for _ in range(40):
+        path, text = _inserted_somewhere(chosen, files)
+        path.write_text(text)
+        assert lint_paths([root], WITH_REP002, use_cache=True).findings == lint_paths([root], WITH_REP002).findings, text
+
+
+def _inserted_somewhere(chosen, files):
+    """One of `_INSERTED` at a random line of a random file, indented as the line below it, where the
+    code still compiles (a file that does not parse has no facts, and would stay so)."""
+    while True:
+        path = chosen.choice(files)
+        lines = path.read_text().splitlines(keepends=True)
+        at = chosen.randrange(len(lines) + 1)
+        following = lines[at] if at < len(lines) else ""
+        lines.insert(at, following[: len(following) - len(following.lstrip())] + chosen.choice(_INSERTED) + "\n")
+        try:
+            compile("".join(lines), path.name, "exec")
+        except SyntaxError:
+            continue
+        return path, "".join(lines)
 
 
 def test_a_change_to_what_a_fix_in_the_file_reuses_runs_the_project_pass(project, monkeypatch):
