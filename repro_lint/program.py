@@ -428,7 +428,11 @@ class ProjectModel:
         guards: dict[str, set[str | None]] = {name: set() for name in seeding}
         if seeding:
             within = self._module_set(program.modules)
-            for module, calls in self._process_calls(program):
+            # Of a function's calls, only those linking to project functions can reach a seeding one:
+            # a large program's functions make hundreds of thousands of calls, most into libraries.
+            groups = self._process_roots(program)
+            groups.extend((self._module_of_function[name], self._linking_calls(name)) for name in self._process_functions(program))
+            for module, calls in groups:
                 for call in calls:
                     for callee in self.callees(call, module, within):
                         if callee in seeding:
