@@ -420,7 +420,8 @@ def _seen_by_the_pass(before: FileAnalysis, after: FileAnalysis, recorded: Recor
         from repro_lint.program import is_inert  # the model loads LibCST, which a run answered from its record never does
 
         inert = partial(is_inert, module=new.module, names=names, function_names=recorded.function_names)
-        # A module's fix facts are read only for the fixes of findings in that module.
+        # A module's fix facts are read only for the fixes of findings in that module: a fix edits its
+        # finding's file alone (an edit holds positions, not a path).
         fixes_changed = old.fix != new.fix
         old, new = (replace(without_imports(without_calls(facts, inert), names.outside), fix=None) for facts in (old, new))
         if not same_but_for_moved_lines(old, new):
