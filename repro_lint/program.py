@@ -430,9 +430,7 @@ class ProjectModel:
             within = self._module_set(program.modules)
             # Of a function's calls, only those linking to project functions can reach a seeding one:
             # a large program's functions make hundreds of thousands of calls, most into libraries.
-            groups = self._process_roots(program)
-            groups.extend((self._module_of_function[name], self._linking_calls(name)) for name in self._process_functions(program))
-            for module, calls in groups:
+            for module, calls in self._process_calls(program, linking_only=True):
                 for call in calls:
                     for callee in self.callees(call, module, within):
                         if callee in seeding:
@@ -548,10 +546,12 @@ class ProjectModel:
             return self._entry_calls(program.entry.module, program.modules)
         return self._module_level_calls(program.modules)
 
-    def _process_calls(self, program: Program) -> list[_Calls]:
-        """The calls made in `program`'s own process."""
+    def _process_calls(self, program: Program, linking_only: bool = False) -> list[_Calls]:
+        """The calls made in `program`'s own process; with `linking_only`, of its functions' calls only
+        those that may reach a project function (`_linking_calls`)."""
         groups = self._process_roots(program)
-        groups.extend((self._module_of_function[name], self.functions[name].calls) for name in self._process_functions(program))
+        calls = self._linking_calls if linking_only else (lambda name: self.functions[name].calls)
+        groups.extend((self._module_of_function[name], calls(name)) for name in self._process_functions(program))
         return groups
 
     def _callees_here(

@@ -312,7 +312,6 @@ def test_a_change_to_the_facts_runs_the_project_pass(project, monkeypatch):
     assert _full(root) == expected
 
 
-
 # A module whose one finding asks the program model a question: REP301 fires in training code only.
 WITH_TUNING = {**WITH_LAYERS, "models/tuning.py": "import torch\n\n\ndef fast():\n    torch.backends.cudnn.benchmark = True\n"}
 
