@@ -125,6 +125,20 @@ class ProjectCheckpoints:
                 found.append(Checkpoint(located, saves))
         return tuple(sorted(found, key=lambda checkpoint: (checkpoint.owner.module.path, checkpoint.first.start)))
 
+    def rng_saved_by_a_sibling(self, checkpoint: Checkpoint) -> bool:
+        """Whether a function that runs the checkpoint's function also saves an RNG state, itself or
+        through another function it runs: a checkpoint folder written part by part
+        (`_save_checkpoint` runs `_save_optimizer` and `_save_rng_state`)."""
+        callers = self.project.callers(checkpoint.owner.function.qualname)
+        return any(
+            saver in callers or callers & self.project.callers(saver)
+            for saver in self._rng_savers
+        )
+
+    @cached_property
+    def _rng_savers(self) -> tuple[str, ...]:
+        return tuple(checkpoint.owner.function.qualname for checkpoint in self.checkpoints if "rng" in checkpoint.kinds)
+
     def _checked(self, located: Located, save: SaveCall) -> bool:
         """Code a program runs is judged by what it saves (optimizer state means training, even where
         the training step is hidden in a library); code no program runs is checked unless it is a

@@ -624,6 +624,21 @@ class ProjectModel:
         }
         return _backward_closure(drawing, self._run_now_callers)
 
+    def callers(self, function: str) -> frozenset[str]:
+        """The project functions whose calls run `function` before they return; for a method, also
+        the methods of its class that call an unknown object's method of its name
+        (`self._save_rng_state()`)."""
+        found = set(self._run_now_callers.get(function, ()))
+        module = self._module_of_function.get(function)
+        if module is not None and _is_method(function, module):
+            owner, _, name = function.rpartition(".")
+            found.update(
+                sibling.qualname
+                for sibling in self.modules[module].functions
+                if sibling.qualname.rpartition(".")[0] == owner and any(_unresolved_method(call) == name for call in sibling.calls)
+            )
+        return frozenset(found)
+
     @cached_property
     def _run_now_callers(self) -> dict[str, set[str]]:
         """For each function, the functions whose calls run it before they return."""

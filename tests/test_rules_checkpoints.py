@@ -238,6 +238,104 @@ def test_rep402_rng_state_saved_alongside_in_the_same_function():
     assert _codes(code, "REP402") == []
 
 
+# A checkpoint folder written part by part, as Hugging Face's Trainer does: one method saves the
+# optimizer, a sibling the RNG states, and the method that runs both makes the checkpoint.
+TRAINER = """\
+import os
+import random
+
+import torch
+
+
+class Trainer:
+    def __init__(self, model, optimizer):
+        self.model, self.optimizer = model, optimizer
+
+    def train(self):
+        for epoch in range(10):
+            self.model(torch.randn(8, 4)).sum().backward()
+            self.optimizer.step()
+            self._save_checkpoint("out")
+
+    def _save_checkpoint(self, output_dir):
+        self._save_optimizer(output_dir)
+{rng_call}
+    def _save_rng_state(self, output_dir):
+        torch.save({{"python": random.getstate(), "cpu": torch.get_rng_state()}}, os.path.join(output_dir, "rng.pth"))
+
+    def _save_optimizer(self, output_dir):
+        torch.save({{"optimizer": self.optimizer.state_dict()}}, os.path.join(output_dir, "optimizer.pt"))
+
+
+if __name__ == "__main__":
+    model = torch.nn.Linear(4, 2)
+    Trainer(model, torch.optim.AdamW(model.parameters())).train()
+"""
+
+
+@pytest.mark.parametrize(
+    "rng_call",
+    [
+        "        self._save_rng_state(output_dir)\n",
+        # the caller saves the RNG state itself
+        '        torch.save(torch.get_rng_state(), os.path.join(output_dir, "rng.pth"))\n',
+    ],
+)
+def test_rep402_rng_state_saved_by_a_sibling_of_the_checkpoints_function(rng_call):
+    assert _codes(TRAINER.format(rng_call=rng_call), "REP402") == []
+
+
+def test_rep402_rng_state_saved_by_a_sibling_module_function(project):
+    helpers = """\
+import torch
+
+
+def save_optimizer(optimizer):
+    torch.save({"optimizer": optimizer.state_dict()}, "out/optimizer.pt")
+
+
+def save_rng_state():
+    torch.save(torch.get_rng_state(), "out/rng.pt")
+"""
+    entry = _program(TRAINING + STEP + "    save_checkpoint(optimizer)\n", "import torch\nfrom helpers import save_optimizer, save_rng_state\n")
+    entry += "\n\ndef save_checkpoint(optimizer):\n    save_optimizer(optimizer)\n    save_rng_state()\n"
+    root = project({"train.py": entry, "helpers.py": helpers})
+    assert _findings(root, "REP402") == []
+    # Without the sibling call the optimizer's checkpoint holds no RNG state.
+    root = project({"train.py": entry.replace("    save_rng_state()\n", ""), "helpers.py": helpers})
+    assert _findings(root, "REP402") == [("helpers.py", 5, "REP402")]
+
+
+@pytest.mark.parametrize(
+    "rng_call",
+    [
+        # nothing saves the RNG state where the optimizer is saved
+        "",
+        # the RNG state is saved, but not by the function that saves the optimizer's checkpoint
+        "\n    def export(self):\n        self._save_rng_state('export')\n",
+    ],
+)
+def test_rep402_rng_state_saved_elsewhere_is_not_alongside(rng_call):
+    assert _codes(TRAINER.format(rng_call=rng_call), "REP402") == ["REP402"]
+
+
+def test_rep402_same_named_method_of_another_class_is_no_sibling():
+    other = """
+class Exporter:
+    def _save_checkpoint(self, output_dir):
+        self._save_optimizer(output_dir)
+        self._save_rng_state(output_dir)
+
+    def _save_optimizer(self, output_dir):
+        pass
+
+    def _save_rng_state(self, output_dir):
+        torch.save(torch.get_rng_state(), "rng.pt")
+"""
+    code = TRAINER.format(rng_call="").replace('\n\nif __name__', other + '\n\nif __name__')
+    assert _codes(code, "REP402") == ["REP402"]
+
+
 RESUMABLE = """\
 model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Dropout(0.1))
 optimizer = torch.optim.AdamW(model.parameters())

@@ -145,7 +145,7 @@ class CheckpointMissingRngState(ProgramRule):
     def check(self, project: ProjectModel) -> Iterator[Finding]:
         model = project_checkpoints(project)
         for checkpoint in model.checkpoints:
-            if not checkpoint.is_training or "rng" in checkpoint.kinds:
+            if not checkpoint.is_training or "rng" in checkpoint.kinds or model.rng_saved_by_a_sibling(checkpoint):
                 continue
             context = model.context(checkpoint)
             rngs = model.rngs_used(context.programs)
