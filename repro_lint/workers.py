@@ -5,14 +5,20 @@ and never inherits a forked copy of a parent holding threads or locks. Each work
 settings' rule list once, in its initializer, and then analyses whole files; results come back as
 picklable `FileAnalysis` records tagged with their task's index, so callers place them by file and
 output never depends on which worker finished first.
+
+This process is one of the `jobs`: it loads LibCST and the rules for the project pass anyway, so it
+analyses files too (the smallest, between collecting the workers' results) instead of idling while a
+worker it spawned pays for that import again.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from multiprocessing.pool import AsyncResult
 
 from repro_lint.file_analysis import FileAnalysis, ModuleIdentity
 from repro_lint.config import Settings
@@ -23,6 +29,8 @@ from repro_lint.source import unpacked
 # on this kind of machine, as much as analysing some 15-20 average files; below this many files to
 # parse, the pool's start-up eats what it would save.
 POOL_MIN_FILES = 50
+# Enough that a worker finds its next file waiting while this process analyses one of its own.
+_QUEUED_PER_WORKER = 3
 
 
 @dataclass(frozen=True)
@@ -84,8 +92,25 @@ def analyse_all(tasks: Sequence[Task], settings: Settings, jobs: int) -> Iterato
         for index, task in enumerate(tasks):
             yield index, analyser(task)
         return
-    # Largest files first, so that no worker is left parsing a big file while the others idle.
-    order = sorted(range(len(tasks)), key=lambda index: -len(tasks[index].source))
+    # Largest files first, so that no worker is left parsing a big file while the others idle; this
+    # process takes the smallest from the other end, so that it is never long away from collecting.
+    order = deque(sorted(range(len(tasks)), key=lambda index: -len(tasks[index].source)))
+    analyser = _Analyser(settings)
+    spawned = workers - 1
     context = multiprocessing.get_context("spawn")
-    with context.Pool(workers, initializer=_start_worker, initargs=(settings,)) as pool:
-        yield from zip(order, pool.imap(_run, [tasks[index] for index in order], chunksize=2))
+    with context.Pool(spawned, initializer=_start_worker, initargs=(settings,)) as pool:
+        # A few tasks queued per worker, not all of them: the ones not yet handed out stay for this process.
+        in_flight: list[tuple[int, AsyncResult[FileAnalysis]]] = []
+        while order or in_flight:
+            while order and len(in_flight) < _QUEUED_PER_WORKER * spawned:
+                index = order.popleft()
+                in_flight.append((index, pool.apply_async(_run, (tasks[index],))))
+            done = [entry for entry in in_flight if entry[1].ready()]
+            if not done and not order:
+                done = [in_flight[0]]
+            for entry in done:
+                in_flight.remove(entry)
+                yield entry[0], entry[1].get()
+            if order:
+                index = order.pop()
+                yield index, analyser(tasks[index])

@@ -123,6 +123,39 @@ def test_pool_is_a_spawn_pool_and_answers_every_task(monkeypatch):
     ]
 
 
+def test_this_process_analyses_its_share_beside_the_workers(monkeypatch):
+    """With two jobs, one worker is spawned and this process takes files too; spawned workers import
+    the module afresh, so only this process's analyses are counted here."""
+    here = []
+    real = workers._Analyser.__call__
+
+    def counting(self, task):
+        here.append(task.display)
+        return real(self, task)
+
+    monkeypatch.setattr(workers._Analyser, "__call__", counting)
+    processes = []
+    real_context = multiprocessing.get_context
+
+    def recording(method=None):
+        context = real_context(method)
+        real_pool = context.Pool
+
+        def pool(processes_wanted, *args, **kwargs):
+            processes.append(processes_wanted)
+            return real_pool(processes_wanted, *args, **kwargs)
+
+        monkeypatch.setattr(context, "Pool", pool)
+        return context
+
+    monkeypatch.setattr(workers.multiprocessing, "get_context", recording)
+    tasks = _tasks(workers.POOL_MIN_FILES)
+    analysed = list(workers.analyse_all(tasks, Settings(), jobs=2))
+    assert processes == [1]
+    assert sorted(index for index, _ in analysed) == list(range(len(tasks)))
+    assert 0 < len(here) < len(tasks)
+
+
 def test_few_files_are_analysed_in_process(monkeypatch):
     monkeypatch.setattr(workers.multiprocessing, "get_context", lambda method=None: pytest.fail("no pool for a few files"))
     analyses = list(workers.analyse_all(_tasks(3), Settings(), jobs=8))
