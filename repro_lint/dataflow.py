@@ -133,6 +133,15 @@ class ModuleIndex(cst.CSTVisitor):
                 return ancestor
         return node
 
+    def never_runs(self, node: cst.CSTNode) -> bool:
+        """Whether `node` sits where code switched off by hand puts it: past the body of `if True:`
+        (`if True:  # args.distributed:`, then an `else` that is dead), or in the body of `if False:`."""
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, cst.If) and isinstance(ancestor.test, cst.Name) and ancestor.test.value in ("True", "False"):
+                if self.contains(ancestor.body, node) == (ancestor.test.value == "False"):
+                    return True
+        return False
+
     def occurrences(self, dotted: str) -> list[cst.CSTNode]:
         return self._occurrences.get(dotted, [])
 
@@ -317,8 +326,9 @@ def bound_values(index: ModuleIndex, expr: cst.BaseExpression, depth: int = 0) -
     """The expressions `expr` may stand for, with the tuple position for unpacked assignments.
 
     A call or literal stands for itself; a name for every value assigned to it in the innermost scope
-    that binds it; `self.x` for every value assigned to it in any method of its class; `a if c else b`
-    and `a or b` for both sides. A name bound by a parameter or loop stands for nothing known."""
+    that binds it (but in a branch that never runs); `self.x` for every value assigned to it in any
+    method of its class; `a if c else b` and `a or b` for both sides. A name bound by a parameter or
+    loop stands for nothing known."""
     if depth > 6:
         return []
     if isinstance(expr, cst.IfExp):
@@ -347,6 +357,8 @@ def bound_values(index: ModuleIndex, expr: cst.BaseExpression, depth: int = 0) -
                 scope = index.scope(scope)
     found: list[tuple[cst.BaseExpression, int | None]] = []
     for node in bindings:
+        if index.never_runs(node):
+            continue
         assigned = index.assigned_value(node)
         if assigned is None:
             continue

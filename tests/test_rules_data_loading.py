@@ -342,6 +342,12 @@ REP202_FIRES = [
     "import torch\nsampler = torch.utils.data.WeightedRandomSampler(w, len(w))\nloader = torch.utils.data.DataLoader(ds, 4, False, sampler)\n",
     "from torch.utils.data import BatchSampler, DataLoader, SubsetRandomSampler\n"
     "batches = BatchSampler(SubsetRandomSampler(idx), batch_size=4, drop_last=False)\nloader = DataLoader(ds, batch_sampler=batches)\n",
+    # a branch that may run: the random sampler is used whenever the run is not distributed
+    "from torch.utils.data import DataLoader, DistributedSampler, RandomSampler\n"
+    "if args.distributed:\n    sampler = DistributedSampler(ds)\nelse:\n    sampler = RandomSampler(ds)\n"
+    "loader = DataLoader(ds, sampler=sampler)\n",
+    "from torch.utils.data import DataLoader, DistributedSampler, RandomSampler\n"
+    "if True:\n    sampler = RandomSampler(ds)\nelse:\n    sampler = DistributedSampler(ds)\nloader = DataLoader(ds, sampler=sampler)\n",
 ]
 
 REP202_SILENT = [
@@ -358,6 +364,12 @@ REP202_SILENT = [
     "from torch.utils.data import DataLoader\nfrom torch.utils.data.distributed import DistributedSampler\n"
     "loader = DataLoader(ds, sampler=DistributedSampler(ds))\n",
     "from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_sampler=MyBatches(ds))\n",
+    # the random sampler is built only in a branch switched off by hand (MAE's `if True:  # args.distributed:`)
+    "from torch.utils.data import DataLoader, DistributedSampler, RandomSampler\n"
+    "if True:  # args.distributed:\n    sampler = DistributedSampler(ds)\nelse:\n    sampler = RandomSampler(ds)\n"
+    "loader = DataLoader(ds, sampler=sampler)\n",
+    "from torch.utils.data import DataLoader, DistributedSampler, RandomSampler\n"
+    "sampler = DistributedSampler(ds)\nif False:\n    sampler = RandomSampler(ds)\nloader = DataLoader(ds, sampler=sampler)\n",
     # not torch's DataLoader
     "class DataLoader:\n    pass\nloader = DataLoader(ds, shuffle=True)\n",
     "from torch_geometric.loader import DataLoader\nloader = DataLoader(ds, shuffle=True)\n",
