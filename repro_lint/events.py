@@ -20,6 +20,8 @@ from repro_lint.source import Line
 from repro_lint.traversal import walk
 
 TORCH, NUMPY, RANDOM = "torch", "numpy", "random"
+# Events a helper's parameter may switch on and off (see `Event.switch`).
+SWITCHABLE = frozenset({"deterministic", "nondeterministic", "cublas"})
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,10 @@ class Event:
     column: int = 0
     guard: str | None = None
     in_worker: bool = False
+    # For a determinism setting under `if <parameter>:` that callers may leave off (a helper's
+    # `set_seed(seed, deterministic=False)`): the parameter. Whether a call turns it on is unknown,
+    # so such an event counts only where it silences a finding.
+    switch: str | None = None
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from repro_lint.checkpoints import ModuleCheckpoints, module_checkpoints
 from repro_lint.context import FileContext
 from repro_lint.dataset_facts import DatasetFacts, dataset_facts
 from repro_lint.edits import argument, literal, with_keyword
-from repro_lint.events import Event, assignment_events, by_name_targets, call_events, environment_call_events
+from repro_lint.events import SWITCHABLE, Event, assignment_events, by_name_targets, call_events, environment_call_events
 from repro_lint.fix_points import EntryFixFacts, SeedStatements, entry_fix_facts
 from repro_lint.launches import Launch, LaunchFinder
 from repro_lint.training_context import does_not_train
@@ -298,8 +298,30 @@ class FactsCollector:
         guard = self._guard() if seeds else None
         if seeds and isinstance(node, cst.Call):
             self._seed_statements.record(self.context, node)
+        switch = self._switch() if any(event.kind in SWITCHABLE for event in events) else None
         in_worker = self._in_worker()
-        body.events.extend((node, replace(event, guard=guard, in_worker=in_worker)) for event in events)
+        body.events.extend(
+            (node, replace(event, guard=guard, in_worker=in_worker, switch=switch if event.kind in SWITCHABLE else None))
+            for event in events
+        )
+
+    def _switch(self) -> str | None:
+        """The parameter of the innermost function that an `if <parameter>:` around this code tests,
+        where the parameter is off unless a caller turns it on (no default, or a false one)."""
+        if not self._open:
+            return None
+        function = self._open[-1].node
+        parameters = {param.name.value: param for param in (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params)}
+        ancestors = self.context.ancestors
+        for at in range(len(ancestors) - 1, 0, -1):
+            ancestor = ancestors[at]
+            if ancestor is function:
+                return None
+            if isinstance(ancestor, cst.If) and isinstance(ancestor.test, cst.Name) and at + 1 < len(ancestors) and ancestors[at + 1] is ancestor.body:
+                param = parameters.get(ancestor.test.value)
+                if param is not None and (param.default is None or literal(param.default) in (..., False, None, 0)):
+                    return param.name.value
+        return None
 
     # Calls and assignments ---------------------------------------------------------------------
 

@@ -302,6 +302,75 @@ def test_rep304_pyproject_and_setting(project):
     assert codes(project({"train.py": DET_CUDA}), "REP304", target_torch_version="2.4") == ["REP304"]
 
 
+# A project's own seeding helper with a determinism switch, as accelerate's and transformers'
+# `set_seed(seed, deterministic=False)` are: `set_seed(0)` leaves determinism off.
+SWITCHED_HELPER = """
+    import torch
+
+    def set_seed(seed, deterministic{default}):
+        torch.manual_seed(seed)
+        if deterministic:
+            torch.use_deterministic_algorithms(True)
+"""
+SWITCHED_TRAIN = """
+    import torch
+    from seeding import set_seed
+
+    def train():
+        set_seed(0{passed})
+        model = torch.nn.Conv2d(3, 3, 3).cuda()
+        model(torch.ones(1, 3, 4, 4).cuda()).sum().backward()
+
+    if __name__ == "__main__":
+        train()
+"""
+
+
+@pytest.mark.parametrize("default", ["=False", "=None", ""])
+@pytest.mark.parametrize("passed", ["", ", deterministic=True"])
+def test_rep304_helper_switch_that_may_stay_off_is_not_determinism(project, default, passed):
+    # Whether a call turns the switch on is not followed: REP304 stays silent, and REP302 too.
+    root = project({
+        "train.py": SWITCHED_TRAIN.replace("{passed}", passed),
+        "seeding.py": SWITCHED_HELPER.replace("{default}", default),
+        "requirements.txt": "torch==2.1.0\n",
+    })
+    assert codes(root, "REP304,REP302") == []
+
+
+def test_rep304_helper_switch_on_by_default_is_determinism(project):
+    root = project({
+        "train.py": SWITCHED_TRAIN.replace("{passed}", ""),
+        "seeding.py": SWITCHED_HELPER.replace("{default}", "=True"),
+        "requirements.txt": "torch==2.1.0\n",
+    })
+    assert codes(root, "REP304") == ["REP304"]
+
+
+@pytest.mark.parametrize(
+    "helper",
+    [
+        # the setting is not under the switch
+        "def set_seed(seed, deterministic=False):\n    torch.manual_seed(seed)\n    torch.use_deterministic_algorithms(True)\n",
+        # the `else` of the switch runs when it is off
+        "def set_seed(seed, deterministic=False):\n    if deterministic:\n        pass\n    else:\n        torch.use_deterministic_algorithms(True)\n",
+        # the test is no parameter of the function
+        "DETERMINISTIC = False\ndef set_seed(seed):\n    if DETERMINISTIC:\n        torch.use_deterministic_algorithms(True)\n",
+    ],
+)
+def test_rep304_determinism_not_under_a_helper_switch(project, helper):
+    root = project({"train.py": SWITCHED_TRAIN.replace("{passed}", ""), "seeding.py": "import torch\n" + helper, "requirements.txt": "torch==2.1.0\n"})
+    assert codes(root, "REP304") == ["REP304"]
+
+
+def test_rep302_switch_that_turns_determinism_off_may_stay_off(project):
+    helper = "import torch\ndef set_seed(seed, fast=False):\n    torch.manual_seed(seed)\n    if fast:\n        torch.use_deterministic_algorithms(False)\n"
+    root = project({"train.py": SWITCHED_TRAIN.replace("{passed}", ""), "seeding.py": helper})
+    [finding] = lint_paths([root], Settings(select=("REP302",))).findings
+    # Reported for what the program lacks, not at the switched-off setting.
+    assert Path(finding.path).name == "train.py" and "never enables deterministic algorithms" in finding.message
+
+
 def test_program_that_never_trains_counts_only_its_own_draws(project):
     root = project({
         "augment.py": "import random\nimport torch\ndef jitter(x):\n    return x + torch.rand(1) * random.random()\n",

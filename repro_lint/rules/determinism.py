@@ -193,7 +193,8 @@ class DeterministicAlgorithmsNotEnabled(ProgramRule):
         if cuda is None:
             return
         enabled = [located for located in events if located.event.kind == "deterministic"]
-        disabled = [located for located in events if located.event.kind == "nondeterministic"]
+        # A helper's switch (`if fast: torch.use_deterministic_algorithms(False)`) may stay off.
+        disabled = [located for located in events if located.event.kind == "nondeterministic" and located.event.switch is None]
         globally_on = any(located.event.what != "cudnn.deterministic = True" for located in enabled)
         # cudnn.deterministic = False is harmless under use_deterministic_algorithms(True): cuDNN
         # takes the deterministic path when either flag is set.
@@ -259,7 +260,15 @@ class CublasWorkspaceUnset(ProgramRule):
                 continue
             events = project.events(program)
             cuda = _on_cuda(events)
-            flag = next((located for located in events if located.event.kind == "deterministic" and located.event.what != "cudnn.deterministic = True"), None)
+            # A helper's switch (`set_seed(seed, deterministic=False)`) may stay off.
+            flag = next(
+                (
+                    located
+                    for located in events
+                    if located.event.kind == "deterministic" and located.event.what != "cudnn.deterministic = True" and located.event.switch is None
+                ),
+                None,
+            )
             if cuda is None or flag is None or any(located.event.kind == "cublas" for located in events):
                 continue
             shown = ".".join(str(part) for part in version)
