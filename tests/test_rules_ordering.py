@@ -39,6 +39,8 @@ REP106_FIRES = [
     "import random\nrandom.seed(0)\npick = random.choice(list(frozenset(names)))\n",
     # rebound to what its own last read builds: the read comes first
     "import numpy as np\nids = list(set(ids))\nids = np.array(ids)\n",
+    # a string joined in set order, then used: a regex's alternatives
+    "import re\npattern = re.compile('|'.join(set(names)))\n",
 ]
 
 REP106_SILENT = [
@@ -61,14 +63,20 @@ REP106_SILENT = [
     "visited: set[int] = set()\nfor n in nodes:\n    visited.add(n)\norder = list(visited)\nprint(order[0])\n",
     # a user's own `set`
     "def set(values):\n    return list(values)\nitems = list(set(names))\nprint(items[0])\n",
-    # a list made from a set and handed back to the caller: the caller decides
+    # a list made from a set, or a string joined from one, handed back to the caller: the caller decides
     "def keys(stores):\n    return list(set(stores))\n",
+    "def literal_text(literals):\n    return '\\0'.join({str(x) for x in literals})\n",
     # `next(iter(s))` takes the one element of a single-element set
     "only = next(iter(set(names)))\n",
     # indexing guarded by a uniqueness check
     "missing = {p for p in packages if not installed(p)}\nif len(missing) == 1:\n    print(list(missing)[0])\n",
     # only an error message shows the order
     "unknown = list(set(kwargs) - known)\nif unknown:\n    raise ValueError('unknown option', unknown[0])\n",
+    # a string joined in set order that only a log message or f-string shows
+    "import logging\nlog = logging.getLogger(__name__)\nlog.info('ignored: ' + ', '.join(set(columns) - known))\n",
+    "import logging\nlog = logging.getLogger(__name__)\nwhere = ' and '.join([d for d in set(devices) if d != 'gpu'])\n"
+    "if len(where) > 0:\n    log.warning(f'offloaded to the {where}')\n",
+    "print(', '.join(set(names)))\n",
     # a dict keyed in set order but only looked up
     "lookup = {w: embed(w) for w in set(words)}\nvector = lookup['cat']\n",
 ]
@@ -225,6 +233,8 @@ REP107_FIRES = [
     "import glob\ndef files(root):\n    out = []\n    for ext in ('png', 'jpg'):\n        out.extend(glob.glob(f'{root}/*.{ext}'))\n    return out\n",
     # the list of subfolders of the top folder
     "import os\nclasses = next(os.walk(root))[1]\nindex = {c: i for i, c in enumerate(classes)}\n",
+    # joined into one string that a search scans in listing order: the first match wins
+    "import os, re\nfiles = os.listdir(d)\nfound = re.search(r'model.*\\.bin', '\\n'.join(files))\n",
 ]
 
 REP107_SILENT = [
@@ -258,6 +268,8 @@ REP107_SILENT = [
     "import os\nf = os.listdir(d)\nprint(len(f))\nrows = [g(f) for f in other]\n",
     # only an error message shows the order
     "import os\nfiles = os.listdir(d)\nif len(files) > 3:\n    raise RuntimeError(f'unexpected {files[0]}')\n",
+    # joined only for a message
+    "import os, logging\nlogging.info('found: ' + ', '.join(os.listdir(d)))\n",
     # only passed to another program
     "import glob, subprocess\nsubprocess.run(['zip', 'out.zip', *glob.glob('*.txt')])\n",
 ]
