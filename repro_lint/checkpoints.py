@@ -13,7 +13,7 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache, cached_property, partial
 
 import libcst as cst
@@ -560,7 +560,9 @@ class _Collector(cst.CSTVisitor):
             keys = traced.keys
             dict_literal = traced.literal
         else:
-            entries = (traced,)
+            # The object saved whole is under no key, whatever variable held it (`state =
+            # scaler.state_dict()`); that name still tells what it holds.
+            entries = (replace(traced, key=None, classify=lambda value, key: traced.state),)
             keys = ()
             dict_literal = None
         if saver or passes_parameter or any(entry.kind != "other" for entry in entries):

@@ -495,6 +495,19 @@ def test_rep405_silent_when_every_key_is_restored():
     assert _codes(_resumable(restores, SAVED), "REP405") == []
 
 
+def test_rep405_a_state_saved_whole_from_a_variable_has_no_key():
+    # One file per object: `state` names a variable, not a key of the checkpoint.
+    saves = 'state = scheduler.state_dict()\ntorch.save(state, "sched.pt")\n'
+    restores = 'model.load_state_dict(checkpoint["model"])\noptimizer.load_state_dict(checkpoint["optimizer"])\n'
+    body = TRAINING + SCHEDULER + "if resume:\n    checkpoint = torch.load(resume)\n" + textwrap.indent(restores, "    ") + STEP
+    code = _program(body + textwrap.indent(saves, "    ") + f"    torch.save({{{SAVED}}}, 'c.pt')\n")
+    assert ['"sched"' in finding.message or '"rng"' in finding.message for finding in lint(code, "REP405")] == [True, True]
+    # Held in a dict first, the same state is under its key.
+    saves = 'state = {"lr_sched": scheduler.state_dict()}\ntorch.save(state, "sched.pt")\n'
+    code = _program(body + textwrap.indent(saves, "    ") + f"    torch.save({{{SAVED}}}, 'c.pt')\n")
+    assert sum('"lr_sched"' in finding.message for finding in lint(code, "REP405")) == 1
+
+
 def test_rep405_silent_when_only_loaded_for_evaluation():
     assert _codes(_resumable('model.load_state_dict(checkpoint["model"])\n', SAVED), "REP405") == []
 
