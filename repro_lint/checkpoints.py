@@ -58,6 +58,7 @@ class _Knowledge:
     generator_set: str
     generator_classes: frozenset[str]
     data_loaders: frozenset[str]
+    data_position_hints: frozenset[str]
     # Last components of the names above, and patterns of them: calls named otherwise are not resolved.
     terminals: frozenset[str]
     terminal_patterns: tuple[str, ...]
@@ -108,6 +109,7 @@ def knowledge() -> _Knowledge:
         generator_set=data["generator_methods"]["set"],
         generator_classes=frozenset(data["generator_classes"]),
         data_loaders=frozenset(data["data_loaders"]),
+        data_position_hints=frozenset(data["data_position_hints"]),
         terminals=terminals,
         terminal_patterns=patterns,
         relevant=re.compile("|".join(re.escape(word) for word in words)),
@@ -122,11 +124,17 @@ def knowledge() -> _Knowledge:
 
 def hinted_kind(name: str | None) -> str | None:
     """The state a key or a receiver's name suggests (`lr_scheduler` -> scheduler), if any."""
-    if not name:
-        return None
-    words = {word for word in re.split(r"[._\d\W]+", name.lower()) if word}
-    hinted = {knowledge().kind_hints[word] for word in words if word in knowledge().kind_hints}
+    hinted = {knowledge().kind_hints[word] for word in _words(name) if word in knowledge().kind_hints}
     return next((kind for kind in STATE_KINDS if kind in hinted), None)
+
+
+def names_a_data_position(name: str | None) -> bool:
+    """Whether a receiver's name says its `state_dict()` is a position in the data (`train_loader`)."""
+    return not _words(name).isdisjoint(knowledge().data_position_hints)
+
+
+def _words(name: str | None) -> set[str]:
+    return {word for word in re.split(r"[._\d\W]+", name.lower()) if word} if name else set()
 
 
 # Facts -----------------------------------------------------------------------------------------
@@ -738,7 +746,8 @@ class _StateFinder(cst.CSTVisitor):
         elif method == data.generator_get and self.collector._is_generator(dotted_name(node.func.value)):  # type: ignore[union-attr]
             self.rng = True
         elif method == "state_dict" and self.state_of is None:
-            self.state_of = self.collector._kind_of_receiver(node.func.value) or "model"  # type: ignore[union-attr]
+            receiver = node.func.value  # type: ignore[union-attr]
+            self.state_of = self.collector._kind_of_receiver(receiver) or ("other" if names_a_data_position(dotted_name(receiver)) else "model")
         if self.lossy is None:
             self.lossy = self.collector._lossy_call(node)
 

@@ -610,6 +610,14 @@ def test_a_framework_save_in_another_branch_does_not_exempt_the_function():
     assert _codes(_program(TRAINING + STEP + save), "REP402") == ["REP402"]
 
 
+@pytest.mark.parametrize("saved, expected", [("model.state_dict()", ["REP407"]), ("train_loader.state_dict()", [])])
+def test_rep407_a_loaders_state_is_a_data_position_not_weights(saved, expected):
+    # accelerate saves each stateful loader's position beside the RNG states and the step.
+    code = _progress_only("torch.optim.AdamW(model.parameters())").replace('{"model": model.state_dict(), ', f'{{"model": {saved}, ')
+    code = code.replace("model = torch.nn.Linear(4, 2)\n", "model = torch.nn.Linear(4, 2)\n    train_loader = make_loader()\n")
+    assert _codes(code, "REP407") == expected
+
+
 def test_rep407_epoch_read_back_only_by_another_program(project):
     # yolov5: classify/train.py saves progress without optimizer; only train.py's own checkpoints are resumed.
     classify = _program('model = torch.nn.Linear(4, 2)\noptimizer = torch.optim.AdamW(model.parameters())\n' + STEP + '    torch.save({"model": model.state_dict(), "epoch": epoch}, "c.pt")\n')
