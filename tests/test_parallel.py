@@ -123,9 +123,12 @@ def test_pool_is_a_spawn_pool_and_answers_every_task(monkeypatch):
     ]
 
 
-def test_this_process_analyses_its_share_beside_the_workers(monkeypatch):
-    """With two jobs, one worker is spawned and this process takes files too; spawned workers import
-    the module afresh, so only this process's analyses are counted here."""
+@pytest.mark.parametrize("helps_below, spawned", [(workers.HELPS_BELOW_FILES, 1), (10, 2)])
+def test_this_process_analyses_its_share_beside_the_workers_in_smaller_runs(monkeypatch, helps_below, spawned):
+    """With two jobs and fewer files than `HELPS_BELOW_FILES`, one worker is spawned and this process
+    takes files too; with more, two workers take them all. Spawned workers import the module
+    afresh, so only this process's analyses are counted here."""
+    monkeypatch.setattr(workers, "HELPS_BELOW_FILES", helps_below)
     here = []
     real = workers._Analyser.__call__
 
@@ -151,9 +154,9 @@ def test_this_process_analyses_its_share_beside_the_workers(monkeypatch):
     monkeypatch.setattr(workers.multiprocessing, "get_context", recording)
     tasks = _tasks(workers.POOL_MIN_FILES)
     analysed = list(workers.analyse_all(tasks, Settings(), jobs=2))
-    assert processes == [1]
+    assert processes == [spawned]
     assert sorted(index for index, _ in analysed) == list(range(len(tasks)))
-    assert 0 < len(here) < len(tasks)
+    assert (0 < len(here) < len(tasks)) if spawned == 1 else here == []
 
 
 def test_few_files_are_analysed_in_process(monkeypatch):
