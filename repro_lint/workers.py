@@ -97,25 +97,30 @@ def analyse_all(tasks: Sequence[Task], settings: Settings, jobs: int) -> Iterato
         for index, task in enumerate(tasks):
             yield index, analyser(task)
         return
-    # Largest files first, so that no worker is left parsing a big file while the others idle; this
-    # process takes the smallest from the other end, so that it is never long away from collecting.
-    order = deque(sorted(range(len(tasks)), key=lambda index: -len(tasks[index].source)))
-    analyser = _Analyser(settings) if len(tasks) < HELPS_BELOW_FILES else None
-    spawned = workers - 1 if analyser is not None else workers
+    # Largest files first, so that no worker is left parsing a big file while the others idle.
+    order = sorted(range(len(tasks)), key=lambda index: -len(tasks[index].source))
     context = multiprocessing.get_context("spawn")
+    if len(tasks) >= HELPS_BELOW_FILES:
+        with context.Pool(workers, initializer=_start_worker, initargs=(settings,)) as pool:
+            yield from zip(order, pool.imap(_run, [tasks[index] for index in order], chunksize=2))
+        return
+    # This process takes the smallest files from the other end, so that it is never long away from
+    # collecting; the workers get a few tasks queued each, not all of them, so the rest stay for it.
+    analyser = _Analyser(settings)
+    spawned = workers - 1
+    waiting = deque(order)
     with context.Pool(spawned, initializer=_start_worker, initargs=(settings,)) as pool:
-        # A few tasks queued per worker, not all of them: the ones not yet handed out stay for this process.
         in_flight: list[tuple[int, AsyncResult[FileAnalysis]]] = []
-        while order or in_flight:
-            while order and len(in_flight) < _QUEUED_PER_WORKER * spawned:
-                index = order.popleft()
+        while waiting or in_flight:
+            while waiting and len(in_flight) < _QUEUED_PER_WORKER * spawned:
+                index = waiting.popleft()
                 in_flight.append((index, pool.apply_async(_run, (tasks[index],))))
             done = [entry for entry in in_flight if entry[1].ready()]
-            if not done and (analyser is None or not order):
+            if not done and not waiting:
                 done = [in_flight[0]]
             for entry in done:
                 in_flight.remove(entry)
                 yield entry[0], entry[1].get()
-            if order and analyser is not None:
-                index = order.pop()
+            if waiting:
+                index = waiting.pop()
                 yield index, analyser(tasks[index])
