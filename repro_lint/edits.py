@@ -48,6 +48,11 @@ def is_literally_true(node: cst.BaseExpression) -> bool:
     return value is not ... and bool(value)
 
 
+def off_unless_passed(param: cst.Param) -> bool:
+    """Whether a parameter is off unless its caller turns it on: no default, or one not literally true."""
+    return param.default is None or not is_literally_true(param.default)
+
+
 def with_keyword(call: cst.Call, name: str, value: str) -> cst.Call:
     """`call` with `name=value` appended, following the call's own layout: one line stays one line,
     and a call with one argument per line and a trailing comma gets a new line in the same style."""

@@ -17,7 +17,7 @@ import libcst as cst
 from repro_lint.checkpoints import ModuleCheckpoints, module_checkpoints
 from repro_lint.context import FileContext
 from repro_lint.dataset_facts import DatasetFacts, dataset_facts
-from repro_lint.edits import argument, literal, with_keyword
+from repro_lint.edits import argument, literal, off_unless_passed, with_keyword
 from repro_lint.events import SWITCHABLE, Event, assignment_events, by_name_targets, call_events, environment_call_events
 from repro_lint.fix_points import EntryFixFacts, SeedStatements, entry_fix_facts
 from repro_lint.launches import Launch, LaunchFinder
@@ -319,7 +319,7 @@ class FactsCollector:
                 return None
             if isinstance(ancestor, cst.If) and isinstance(ancestor.test, cst.Name) and at + 1 < len(ancestors) and ancestors[at + 1] is ancestor.body:
                 param = parameters.get(ancestor.test.value)
-                if param is not None and (param.default is None or literal(param.default) in (..., False, None, 0)):
+                if param is not None and off_unless_passed(param):
                     return param.name.value
         return None
 

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from repro_lint.context import NodeEdit, PendingFix
-from repro_lint.edits import argument, is_literally_false, is_literally_true, keyword, literal, replace_node, without_argument
+from repro_lint.edits import argument, is_literally_false, keyword, literal, off_unless_passed, replace_node, without_argument
 from repro_lint.declared import CUBLAS_REQUIRED_BEFORE
 from repro_lint.facts import ModuleFacts
 from repro_lint.program import Located, Program, ProjectModel
@@ -86,7 +86,7 @@ class CudnnBenchmarkEnabled(Rule):
             return False
         params = (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params)
         param = next((param for param in params if param.name.value == value.value), None)
-        return param is not None and (param.default is None or not is_literally_true(param.default))
+        return param is not None and off_unless_passed(param)
 
 
 @register
