@@ -22,6 +22,7 @@ from repro_lint.discovery import SCANNED_SUFFIXES, SourcePath, discover, display
 from repro_lint.facts_shift import same_but_for_moved_lines, without_calls, without_imports
 from repro_lint.file_analysis import FileAnalysis, ModuleIdentity, syntax_error
 from repro_lint.fixes import MAX_FIX_ROUNDS, applicable, apply_fixes, unified_diff, write_atomically
+from repro_lint.heap import collector_paused, kept_out_of_collections
 from repro_lint.module_names import ModuleNames
 from repro_lint.progress import Progress
 from repro_lint.rules.base import Finding, ProgramRule, Rule
@@ -166,23 +167,24 @@ class Engine:
 
     def _analyze_modules(self, modules: Sequence[tuple[_Module, AnalysisCache | None]]) -> None:
         pending: list[tuple[_Module, AnalysisCache | None]] = []
-        for module, cache in modules:
-            if module.analysis is not None:
-                continue
-            scanner = scanner_for(module.display)  # launch scripts and configs: cheap, no parse
-            if scanner is None and cache is not None and module.unread_but_known:
-                module.analysis = _cached(cache, module)  # unchanged since the last run: not read for it
+        with collector_paused():  # reading, hashing and unpickling leave no reference cycles
+            for module, cache in modules:
                 if module.analysis is not None:
                     continue
-            module.load()
-            if module.analysis is None:
-                if scanner is not None:
-                    module.analysis = scanner(module.text, module.display)
-                elif cache is not None and (cached := _cached(cache, module)):
-                    module.analysis = cached
-                else:
-                    pending.append((module, cache))
-            module.pack()  # before the next file is read: no more than one text is held whole
+                scanner = scanner_for(module.display)  # launch scripts and configs: cheap, no parse
+                if scanner is None and cache is not None and module.unread_but_known:
+                    module.analysis = _cached(cache, module)  # unchanged since the last run: not read for it
+                    if module.analysis is not None:
+                        continue
+                module.load()
+                if module.analysis is None:
+                    if scanner is not None:
+                        module.analysis = scanner(module.text, module.display)
+                    elif cache is not None and (cached := _cached(cache, module)):
+                        module.analysis = cached
+                    else:
+                        pending.append((module, cache))
+                module.pack()  # before the next file is read: no more than one text is held whole
         tasks = [Task(module.pack(), module.display, module.identity, module.report) for module, _ in pending]
         progress = Progress(len(tasks)) if self.progress else None
         try:
@@ -209,8 +211,9 @@ class Engine:
             else:
                 found.extend(answer)
         self._analyze_pending([project for project, _ in pending])
-        for project, last_run in pending:
-            found.extend(self._project_findings(project, last_run))
+        with kept_out_of_collections():  # the analyses, which the project pass reads and keeps
+            for project, last_run in pending:
+                found.extend(self._project_findings(project, last_run))
         return sorted(found, key=lambda finding: finding.sort_key)
 
     def _last_run(self, project: _Project) -> LastRun | None:

@@ -15,6 +15,7 @@ than sparing a worker's start-up gains.
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 from collections import deque
@@ -71,6 +72,10 @@ _worker: _Analyser | None = None
 def _start_worker(settings: Settings) -> None:
     global _worker
     _worker = _Analyser(settings)
+    # LibCST, the rules and their tables live as long as the worker: frozen, the full collections
+    # that parsing's garbage triggers no longer traverse them (on transformers' files, those took 5%
+    # of a worker's time, and 1% frozen).
+    gc.freeze()
 
 
 def _run(task: Task) -> FileAnalysis:
