@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from functools import partial
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,7 +20,7 @@ from repro_lint.cache import AnalysisCache, LastRun, RecordedRun, prune
 from repro_lint.config import Settings
 from repro_lint.declared import Declared, declared
 from repro_lint.discovery import SCANNED_SUFFIXES, SourcePath, discover, display_path, project_files, project_root
-from repro_lint.facts_shift import same_but_for_moved_lines, without_calls, without_imports
+from repro_lint.facts_shift import same_but_for_moved_lines, without_calls, without_imports, without_unseen_functions
 from repro_lint.file_analysis import FileAnalysis, ModuleIdentity, syntax_error
 from repro_lint.fixes import MAX_FIX_ROUNDS, applicable, apply_fixes, unified_diff, write_atomically
 from repro_lint.heap import collector_paused, kept_out_of_collections
@@ -99,6 +100,16 @@ class _Module:
         if self._text is None and self._packed is None:
             self.load()  # the cells are read with the file; a text read already is not unpacked for them
         return self._notebook
+
+    def raw(self) -> bytes | None:
+        """The file's bytes as they are now, without keeping them; the text where there is no file
+        or it was edited in this run. None where the file cannot be read."""
+        if self.path is None or self.edited:
+            return self.text.encode()
+        try:
+            return self.path.read_bytes()
+        except OSError:
+            return None
 
     def load(self) -> str:
         """The text, read now if not yet. A file that cannot be read gets its analysis here: REP001
@@ -259,7 +270,8 @@ class Engine:
         names = ModuleNames(recorded.modules)
         for module in changed:
             before = cache.load(module.display, files[module.display].identity, files[module.display].digest)
-            seen = _seen_by_the_pass(before, self._analyze(module), recorded, names) if before is not None else None
+            named_elsewhere = partial(_named_elsewhere, project, module)
+            seen = _seen_by_the_pass(before, self._analyze(module), recorded, names, named_elsewhere) if before is not None else None
             if seen is None:
                 return None
             if seen:
@@ -409,11 +421,14 @@ def _question(finding: Finding, module: _Module) -> _Question | None:
     return (module.identity.name, function, rule.training_only, condition)
 
 
-def _seen_by_the_pass(before: FileAnalysis, after: FileAnalysis, recorded: RecordedRun, names: ModuleNames) -> bool | None:
+def _seen_by_the_pass(
+    before: FileAnalysis, after: FileAnalysis, recorded: RecordedRun, names: ModuleNames, named_elsewhere: Callable[[str, range], bool]
+) -> bool | None:
     """How the project pass sees the change from `before` to `after`: not at all (False); only in
     what it reports in this file (True), where lines moved or the places its fixes would edit
     changed; otherwise (None), it may see it. Calls and imports it cannot see (of a library's
-    functions and modules) are left out where the facts differ by more than moved lines."""
+    functions and modules), and functions added or removed that nothing names, are left out where
+    the facts differ by more than moved lines."""
     old, new = before.facts, after.facts
     if old == new:
         return False
@@ -427,10 +442,29 @@ def _seen_by_the_pass(before: FileAnalysis, after: FileAnalysis, recorded: Recor
         # finding's file alone (an edit holds positions, not a path).
         fixes_changed = old.fix != new.fix
         old, new = (replace(without_imports(without_calls(facts, inert), names.outside), fix=None) for facts in (old, new))
+        old, new = without_unseen_functions(old, new, named_elsewhere)
         if not same_but_for_moved_lines(old, new):
             return None
         return fixes_changed or old != new
     return True
+
+
+def _named_elsewhere(project: _Project, module: _Module, name: str, lines: range) -> bool:
+    """Whether `name` occurs as a word in `module` outside `lines`, or in another file of the project:
+    where a call of a function of that name could be. Files not read in this run are read for it,
+    as bytes, and not kept."""
+    if not name.isascii():
+        return True  # searched for as ASCII bytes in files of any encoding
+    word = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)", re.ASCII)
+    if any(word.search(line) for number, line in enumerate(module.text.split("\n"), 1) if number not in lines):  # as LineIndex counts
+        return True
+    as_bytes = re.compile(word.pattern.encode(), re.ASCII)
+    for other in project.modules:
+        if other is not module:
+            data = other.raw()
+            if data is None or (name.encode() in data and as_bytes.search(data)):
+                return True
+    return False
 
 
 def _points_into(finding: Finding, module: _Module) -> bool:

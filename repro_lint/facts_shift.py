@@ -4,8 +4,8 @@ comment, a docstring, blank lines) shifts every line below it and changes nothin
 The project pass compares a module's lines only with each other (which event comes first, which
 function holds a line), so it gives the same results for both versions, but for the positions it
 reports in that module and the lines its messages name there. Calls and imports the pass cannot see
-(of a library's functions and modules: program.is_inert, ModuleNames.outside) may be left out of both
-versions first.
+(of a library's functions and modules: program.is_inert, ModuleNames.outside), and functions that
+nothing names, may be left out of both versions first.
 """
 
 from __future__ import annotations
@@ -75,3 +75,40 @@ def without_imports(facts: ModuleFacts, outside: Callable[[str], bool]) -> Modul
         bindings=tuple((name, targets) for name, targets in facts.bindings if not all(map(outside, targets))),
         star_imports=tuple(name for name in facts.star_imports if not outside(name)),
     )
+
+
+def without_unseen_functions(
+    old: ModuleFacts, new: ModuleFacts, named_elsewhere: Callable[[str, range], bool]
+) -> tuple[ModuleFacts, ModuleFacts]:
+    """Both versions less the functions only one of them defines, where the pass cannot see those:
+    each is defined at module level (or within such a function), calls nothing the pass sees, has no
+    events and does not train, and its name is named nowhere it could be called from
+    (`named_elsewhere`, given the name and the lines defining it in `new`, none where only `old`
+    defines it). The pass reaches a function only through a call or a reference naming it, so such a
+    function, defined or not, changes none of its results. Otherwise both versions as they are."""
+    differing = {function.qualname for function in old.functions} ^ {function.qualname for function in new.functions}
+    if not differing:
+        return old, new
+    prefix = f"{new.module}."
+    names: set[str] = set()
+    for function in (*old.functions, *new.functions):
+        if function.qualname not in differing:
+            continue
+        name, _, inner = function.qualname.removeprefix(prefix).partition(".")
+        if inner and not (inner.startswith("<locals>.") and prefix + name in differing):
+            return old, new  # a method, or a function within one that stays
+        if function.calls or function.events or function.trains:
+            return old, new
+        names.add(name)
+    defined_at = {function.qualname: range(function.line, function.end_line + 1) for function in new.functions}
+    if any(named_elsewhere(name, defined_at.get(prefix + name, range(0))) for name in sorted(names)):
+        return old, new
+
+    def kept(facts: ModuleFacts) -> ModuleFacts:
+        return replace(
+            facts,
+            functions=tuple(function for function in facts.functions if function.qualname not in differing),
+            bindings=tuple((name, targets) for name, targets in facts.bindings if not (len(targets) == 1 and targets[0] in differing)),
+        )
+
+    return kept(old), kept(new)

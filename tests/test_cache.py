@@ -372,6 +372,60 @@ def test_edits_the_project_pass_may_see_run_it(project, monkeypatch, name, old, 
     assert _full(root) == expected
 
 
+# A module with a class, a function nothing calls, and a call of a function it does not define.
+WITH_HELPERS = {
+    **WITH_TUNING,
+    "models/helpers.py": "import torch\n\n\nclass Tuner:\n    pass\n\n\ndef unused():\n    return 1\n\n\ndef later():\n    return describe()\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("name", "old", "new"),
+    [
+        # Functions added that nothing names, calling nothing the pass sees.
+        ("models/tuning.py", "\n\ndef fast", "\n\ndef summary():\n    return 'tuning'\n\n\ndef fast"),  # lines moved
+        ("models/layers.py", "relu = ", "def flush():\n    print('flush')\n    torch.cuda.empty_cache()\n\n\nrelu = "),
+        ("models/helpers.py", "def unused", "def outer():\n    def inner():\n        return 2\n\n    return 1\n\n\ndef unused"),
+        # Functions removed or renamed that nothing named.
+        ("models/helpers.py", "def unused():\n    return 1\n", ""),
+        ("models/helpers.py", "def unused():", "def still_unused():"),
+    ],
+)
+def test_functions_added_or_removed_that_nothing_names_reuse_the_project_pass(project, monkeypatch, name, old, new):
+    root = project(WITH_HELPERS)
+    _full(root)
+    _edit(root, name, old, new)
+    expected = _full(root, use_cache=False)
+    with monkeypatch.context() as patched:
+        _forbid_project_pass(patched)
+        assert _full(root) == expected
+    assert _full(root) == expected
+
+
+@pytest.mark.parametrize(
+    ("name", "old", "new"),
+    [
+        ("models/helpers.py", "    pass\n", "    pass\n\n    def step(self):\n        return 1\n"),  # a method: any `obj.step()`
+        ("models/helpers.py", "def unused", "def seed():\n    torch.manual_seed(0)\n\n\ndef unused"),  # an event
+        ("models/helpers.py", "def unused", "def go():\n    later()\n\n\ndef unused"),  # a call of a project function
+        ("models/helpers.py", "def unused", "def go():\n    loss.backward()\n\n\ndef unused"),  # training
+        ("models/helpers.py", "def unused", "def describe():\n    return 2\n\n\ndef unused"),  # called above in the file
+        ("models/layers.py", "relu = ", "def main():\n    return 1\n\n\nrelu = "),  # a name train.py uses
+        ("models/tuning.py", "\ndef fast():\n", "\ndef fast():\n    def inner():\n        return 2\n\n"),  # within a function that stays
+    ],
+)
+def test_functions_added_that_the_pass_may_see_run_it(project, monkeypatch, name, old, new):
+    root = project(WITH_HELPERS)
+    _full(root)
+    _edit(root, name, old, new)
+    expected = _full(root, use_cache=False)
+    with monkeypatch.context() as patched:
+        _forbid_project_pass(patched)
+        with pytest.raises(AssertionError, match="the project pass ran"):
+            _full(root)
+    assert _full(root) == expected
+
+
 # Statements an edit inserts: some the project pass cannot see, some it must (they change findings).
 _INSERTED = (
     "# note", "", "x_edit = 1", "print('x')", "import math", "math.sqrt(2)", "import os", "import numpy as np",
@@ -379,6 +433,7 @@ _INSERTED = (
     "fast()", "build()", "loader.set_epoch(0)", "torch.manual_seed(0)", "import random", "random.random()",
     "import models.tuning", "from models.tuning import fast", "models.tuning.fast()",
     "torch.backends.cudnn.benchmark = True", "torch.save({'model': 1}, 'ckpt.pt')",
+    "def helper_edit(): return 1", "def helper_edit(): torch.manual_seed(0)", "def fast(): return 1",
 )
 
 
