@@ -314,6 +314,11 @@ def test_a_change_to_the_facts_runs_the_project_pass(project, monkeypatch):
 
 # A module whose one finding asks the program model a question: REP301 fires in training code only.
 WITH_TUNING = {**WITH_LAYERS, "models/tuning.py": "import torch\n\n\ndef fast():\n    torch.backends.cudnn.benchmark = True\n"}
+# And a module with a class, a function nothing calls, and a call of a function it does not define.
+WITH_HELPERS = {
+    **WITH_TUNING,
+    "models/helpers.py": "import torch\n\n\nclass Tuner:\n    pass\n\n\ndef unused():\n    return 1\n\n\ndef later():\n    return describe()\n",
+}
 
 
 @pytest.mark.parametrize(
@@ -334,10 +339,17 @@ WITH_TUNING = {**WITH_LAYERS, "models/tuning.py": "import torch\n\n\ndef fast():
         # What fixes of findings in the file would reuse (`os` before `torch`, `np`): none is there.
         ("models/tuning.py", "import torch\n", "import os\nimport torch\n"),
         ("models/layers.py", "relu = ", "import numpy as np\nrelu = "),
+        # Functions added that nothing names, calling nothing the pass sees.
+        ("models/tuning.py", "\n\ndef fast", "\n\ndef summary():\n    return 'tuning'\n\n\ndef fast"),  # lines moved
+        ("models/layers.py", "relu = ", "def flush():\n    print('flush')\n    torch.cuda.empty_cache()\n\n\nrelu = "),
+        ("models/helpers.py", "def unused", "def outer():\n    def inner():\n        return 2\n\n    return 1\n\n\ndef unused"),
+        # Functions removed or renamed that nothing named.
+        ("models/helpers.py", "def unused():\n    return 1\n", ""),
+        ("models/helpers.py", "def unused():", "def still_unused():"),
     ],
 )
 def test_edits_the_project_pass_cannot_see_reuse_it(project, monkeypatch, name, old, new):
-    root = project(WITH_TUNING)
+    root = project(WITH_HELPERS)
     _full(root)
     _edit(root, name, old, new)
     expected = _full(root, use_cache=False)
@@ -358,53 +370,7 @@ def test_edits_the_project_pass_cannot_see_reuse_it(project, monkeypatch, name, 
         ("models/tuning.py", "import torch\n", "import torch\nimport models.layers\n"),  # an import of a project module
         ("models/tuning.py", "import torch\n", "import torch\nfrom models.layers import relu\n"),  # a name bound to a project one
         ("models/tuning.py", "import torch\n", "import torch\nimport net.extra\n"),  # no such module, but `net` is one
-    ],
-)
-def test_edits_the_project_pass_may_see_run_it(project, monkeypatch, name, old, new):
-    root = project(WITH_TUNING)
-    _full(root)
-    _edit(root, name, old, new)
-    expected = _full(root, use_cache=False)
-    with monkeypatch.context() as patched:
-        _forbid_project_pass(patched)
-        with pytest.raises(AssertionError, match="the project pass ran"):
-            _full(root)
-    assert _full(root) == expected
-
-
-# A module with a class, a function nothing calls, and a call of a function it does not define.
-WITH_HELPERS = {
-    **WITH_TUNING,
-    "models/helpers.py": "import torch\n\n\nclass Tuner:\n    pass\n\n\ndef unused():\n    return 1\n\n\ndef later():\n    return describe()\n",
-}
-
-
-@pytest.mark.parametrize(
-    ("name", "old", "new"),
-    [
-        # Functions added that nothing names, calling nothing the pass sees.
-        ("models/tuning.py", "\n\ndef fast", "\n\ndef summary():\n    return 'tuning'\n\n\ndef fast"),  # lines moved
-        ("models/layers.py", "relu = ", "def flush():\n    print('flush')\n    torch.cuda.empty_cache()\n\n\nrelu = "),
-        ("models/helpers.py", "def unused", "def outer():\n    def inner():\n        return 2\n\n    return 1\n\n\ndef unused"),
-        # Functions removed or renamed that nothing named.
-        ("models/helpers.py", "def unused():\n    return 1\n", ""),
-        ("models/helpers.py", "def unused():", "def still_unused():"),
-    ],
-)
-def test_functions_added_or_removed_that_nothing_names_reuse_the_project_pass(project, monkeypatch, name, old, new):
-    root = project(WITH_HELPERS)
-    _full(root)
-    _edit(root, name, old, new)
-    expected = _full(root, use_cache=False)
-    with monkeypatch.context() as patched:
-        _forbid_project_pass(patched)
-        assert _full(root) == expected
-    assert _full(root) == expected
-
-
-@pytest.mark.parametrize(
-    ("name", "old", "new"),
-    [
+        # Functions added that the pass may see.
         ("models/helpers.py", "    pass\n", "    pass\n\n    def step(self):\n        return 1\n"),  # a method: any `obj.step()`
         ("models/helpers.py", "def unused", "def seed():\n    torch.manual_seed(0)\n\n\ndef unused"),  # an event
         ("models/helpers.py", "def unused", "def go():\n    later()\n\n\ndef unused"),  # a call of a project function
@@ -414,7 +380,7 @@ def test_functions_added_or_removed_that_nothing_names_reuse_the_project_pass(pr
         ("models/tuning.py", "\ndef fast():\n", "\ndef fast():\n    def inner():\n        return 2\n\n"),  # within a function that stays
     ],
 )
-def test_functions_added_that_the_pass_may_see_run_it(project, monkeypatch, name, old, new):
+def test_edits_the_project_pass_may_see_run_it(project, monkeypatch, name, old, new):
     root = project(WITH_HELPERS)
     _full(root)
     _edit(root, name, old, new)
