@@ -151,6 +151,21 @@ def test_ipython_syntax_is_skipped_but_look_alikes_are_python(repo):
     assert "REP001" not in out
 
 
+def test_a_shell_command_continued_by_backslashes_is_skipped_whole(repo):
+    document = notebook(
+        code("!pip install -q -U \\\n", "    transformers \\\n", "    accelerate\n"),
+        code("import torch\n", "torch.backends.cudnn.benchmark = True\n", "loss.backward()\n"),
+    )
+    path = repo / "nb.ipynb"
+    text = write(path, document)
+    _, out = check("--select", "REP301,REP001", "nb.ipynb")
+    assert out.splitlines()[0].startswith("nb.ipynb:cell 2:2:1: REP301"), out
+    assert "REP001" not in out
+    cells = read(text)
+    assert cells.cell_sources(cells.code) == ["!pip install -q -U \\\n    transformers \\\n    accelerate\n", "import torch\ntorch.backends.cudnn.benchmark = True\nloss.backward()\n"]
+    assert cells.updated(cells.code) == text
+
+
 def test_cells_of_other_languages_and_other_kernels_are_not_read(repo):
     bash = code("%%bash\n", "python -c 'import torch; torch.backends.cudnn.benchmark = True'\n", "if then fi (\n")
     write(repo / "bash.ipynb", notebook(bash, code("x = 1\n")))

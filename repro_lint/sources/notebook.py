@@ -226,10 +226,22 @@ def read(raw: str) -> Notebook:
         lines = _split(source)
         if lines and lines[0].startswith("%%") and _cell_magic(lines[0]) not in _PYTHON_CELL_MAGICS:
             continue  # the cell is another language
-        magics = tuple((row, line) for row, line in enumerate(lines) if _MAGIC_LINE.match(line))
+        magics = _ipython_lines(lines)
         cell_magic = bool(lines) and lines[0].startswith("%%")
         cells.append(_Cell(number, source, spans[number - 1], as_lines, magics, cell_magic))
     return _joined(raw, cells)
+
+
+def _ipython_lines(lines: list[str]) -> tuple[tuple[int, str], ...]:
+    """The IPython lines by row: magics and shell commands, and the lines a trailing backslash
+    continues one onto (`!pip install \\` and the packages below it), which IPython joins to it."""
+    found = []
+    continued = False
+    for row, line in enumerate(lines):
+        if continued or _MAGIC_LINE.match(line):
+            found.append((row, line))
+            continued = line.endswith("\\")
+    return tuple(found)
 
 
 def _python_kernel(metadata: object) -> bool:
@@ -271,9 +283,13 @@ def _join(cells: Sequence[_Cell], marker: Callable[..., str], placeholder: Calla
             line += 1
         starts.append(line)
         lines = _split(cell.source)
+        indent, continues = "", -1
         for row, original in cell.magics:
             magic += 1
-            lines[row] = original[: len(original) - len(original.lstrip())] + placeholder(index=magic)
+            if row != continues:  # a continued line's placeholder is indented as the line it continues
+                indent = original[: len(original) - len(original.lstrip())]
+            lines[row] = indent + placeholder(index=magic)
+            continues = row + 1 if original.endswith("\\") else -1
         parts.extend(text + "\n" for text in lines)
         line += len(lines)
     return "".join(parts), starts
