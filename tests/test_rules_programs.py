@@ -99,6 +99,9 @@ def test_helper_defined_but_never_called_does_not_seed(project):
         ("from accelerate.utils import set_seed", "set_seed(1)"),
         ("from transformers import Trainer", "Trainer(model=model).train()"),
         ("from lightning.pytorch.cli import LightningCLI", "LightningCLI(model)"),
+        ("import colossalai", "colossalai.launch_from_torch(config={}, seed=0)"),
+        ("import colossalai", "colossalai.launch_from_torch()"),  # seeds 1024 by default
+        ("from colossalai.utils import set_seed", "set_seed(0)"),
     ],
 )
 def test_ecosystem_seeding(project, imports, seeding):
@@ -112,6 +115,11 @@ def test_hf_trainer_subclass_in_another_module_seeds(project):
         "train.py": "import torch\nfrom trainers import MyTrainer\nif __name__ == '__main__':\n    m = torch.nn.Linear(2, 2)\n    MyTrainer(model=m).train()\n    m(torch.ones(2)).sum().backward()\n",
     })
     assert codes(root, "REP101") == []
+
+
+def test_colossalai_booster_does_not_seed(project):
+    code = "import torch\nimport colossalai\nif __name__ == '__main__':\n    m = torch.nn.Linear(2, 2)\n    colossalai.booster.Booster()\n    m(torch.ones(2)).sum().backward()\n"
+    assert codes(project({"train.py": code}), "REP101") == ["REP101"]
 
 
 def test_lightning_trainer_does_not_seed(project):
