@@ -157,6 +157,16 @@ def _is_super_call(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "super"
 
 
+def _tests_unset(test: cst.BaseExpression) -> bool:
+    """`x is None`, `x == None` or `not x`: a test true where the option is left unset."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return True
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        comparison = test.comparisons[0]
+        return isinstance(comparison.operator, (cst.Is, cst.Equal)) and isinstance(comparison.comparator, cst.Name) and comparison.comparator.value == "None"
+    return False
+
+
 class _SeedMention(cst.CSTVisitor):
     """The first `x.seed` / `seed` name in an `if` test: the option that guards a seeding call."""
 
@@ -280,13 +290,19 @@ class FactsCollector:
         return bool(self._open) and self._open[-1].node.name.value in _WORKER_METHODS and bool(self._class_names)
 
     def _guard(self) -> str | None:
-        for ancestor in reversed(self.context.ancestors):
+        """The seed option an `if` around the current node tests, where the node runs only when that
+        option is set: in the body of `if args.seed is not None:`, or in the `else` of
+        `if args.seed is None:` (whose body runs when it is not)."""
+        ancestors = self.context.ancestors
+        for depth in range(len(ancestors) - 1, -1, -1):
+            ancestor = ancestors[depth]
             if isinstance(ancestor, cst.FunctionDef):
                 return None
-            if isinstance(ancestor, (cst.If, cst.IfExp)):
+            if isinstance(ancestor, (cst.If, cst.IfExp)) and depth + 1 < len(ancestors):
                 mention = _SeedMention()
                 walk(ancestor.test, mention)
-                if mention.found:
+                in_orelse = ancestors[depth + 1] is ancestor.orelse
+                if mention.found and in_orelse == _tests_unset(ancestor.test):
                     return mention.found
         return None
 

@@ -205,6 +205,35 @@ def test_seed_guarded_by_none_default_option_is_rep108_not_rep101(project):
     assert findings(root, "REP101,REP108") == [("train.py", 12, "REP108")]
 
 
+GUARD = "        if args.seed is not None:\n            torch.manual_seed(args.seed)\n"
+
+
+@pytest.mark.parametrize(
+    "seeding",
+    [
+        "        if args.seed is None:\n            torch.manual_seed(0)\n        else:\n            torch.manual_seed(args.seed)\n",
+        "        if args.seed is not None:\n            torch.manual_seed(args.seed)\n        else:\n            torch.manual_seed(0)\n",
+        "        if not args.seed:\n            torch.manual_seed(1024)\n        else:\n            torch.manual_seed(args.seed)\n",
+    ],
+)
+def test_a_seeding_call_in_the_branch_taken_without_a_seed_is_not_skipped(project, seeding):
+    root = project({"train.py": GUARDED.replace("{default}", "").replace(GUARD, seeding)})
+    assert codes(root, "REP101,REP108") == []
+
+
+@pytest.mark.parametrize(
+    "seeding",
+    [
+        "        if args.seed is None:\n            pass\n        else:\n            torch.manual_seed(args.seed)\n",
+        "        if not args.seed:\n            print('unseeded')\n        else:\n            torch.manual_seed(args.seed)\n",
+        "        if args.seed is not None:\n            torch.manual_seed(args.seed)\n        else:\n            print('unseeded')\n",
+    ],
+)
+def test_every_seeding_call_in_a_branch_taken_only_with_a_seed_is_rep108(project, seeding):
+    root = project({"train.py": GUARDED.replace("{default}", "").replace(GUARD, seeding)})
+    assert codes(root, "REP101,REP108") == ["REP108"]
+
+
 @pytest.mark.parametrize("default", [", default=0", ", required=True"])
 def test_seed_option_with_a_value_is_fine(project, default):
     assert codes(project({"train.py": GUARDED.replace("{default}", default)}), "REP101,REP108") == []
