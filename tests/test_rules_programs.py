@@ -209,29 +209,21 @@ GUARD = "        if args.seed is not None:\n            torch.manual_seed(args.s
 
 
 @pytest.mark.parametrize(
-    "seeding",
+    ("seeding", "expected"),
     [
-        "        if args.seed is None:\n            torch.manual_seed(0)\n        else:\n            torch.manual_seed(args.seed)\n",
-        "        if args.seed is not None:\n            torch.manual_seed(args.seed)\n        else:\n            torch.manual_seed(0)\n",
-        "        if not args.seed:\n            torch.manual_seed(1024)\n        else:\n            torch.manual_seed(args.seed)\n",
+        # A seeding call in the branch taken without a seed: the default run is seeded.
+        ("        if args.seed is None:\n            torch.manual_seed(0)\n        else:\n            torch.manual_seed(args.seed)\n", []),
+        ("        if args.seed is not None:\n            torch.manual_seed(args.seed)\n        else:\n            torch.manual_seed(0)\n", []),
+        ("        if not args.seed:\n            torch.manual_seed(1024)\n        else:\n            torch.manual_seed(args.seed)\n", []),
+        # Every seeding call in the branch taken only with a seed.
+        ("        if args.seed is None:\n            pass\n        else:\n            torch.manual_seed(args.seed)\n", ["REP108"]),
+        ("        if not args.seed:\n            print('unseeded')\n        else:\n            torch.manual_seed(args.seed)\n", ["REP108"]),
+        ("        if args.seed is not None:\n            torch.manual_seed(args.seed)\n        else:\n            print('unseeded')\n", ["REP108"]),
     ],
 )
-def test_a_seeding_call_in_the_branch_taken_without_a_seed_is_not_skipped(project, seeding):
+def test_rep108_follows_the_branch_a_seeding_call_is_in(project, seeding, expected):
     root = project({"train.py": GUARDED.replace("{default}", "").replace(GUARD, seeding)})
-    assert codes(root, "REP101,REP108") == []
-
-
-@pytest.mark.parametrize(
-    "seeding",
-    [
-        "        if args.seed is None:\n            pass\n        else:\n            torch.manual_seed(args.seed)\n",
-        "        if not args.seed:\n            print('unseeded')\n        else:\n            torch.manual_seed(args.seed)\n",
-        "        if args.seed is not None:\n            torch.manual_seed(args.seed)\n        else:\n            print('unseeded')\n",
-    ],
-)
-def test_every_seeding_call_in_a_branch_taken_only_with_a_seed_is_rep108(project, seeding):
-    root = project({"train.py": GUARDED.replace("{default}", "").replace(GUARD, seeding)})
-    assert codes(root, "REP101,REP108") == ["REP108"]
+    assert codes(root, "REP101,REP108") == expected
 
 
 @pytest.mark.parametrize("default", [", default=0", ", required=True"])
