@@ -48,9 +48,12 @@ def is_literally_true(node: cst.BaseExpression) -> bool:
     return value is not ... and bool(value)
 
 
-def off_unless_passed(param: cst.Param) -> bool:
-    """Whether a parameter is off unless its caller turns it on: no default, or one not literally true."""
-    return param.default is None or not is_literally_true(param.default)
+def off_unless_passed(function: cst.FunctionDef, name: str) -> bool:
+    """Whether `name` is a parameter of `function` that is off unless its caller turns it on: one with
+    no default, or a default not literally true."""
+    params = function.params
+    param = next((param for param in (*params.posonly_params, *params.params, *params.kwonly_params) if param.name.value == name), None)
+    return param is not None and (param.default is None or not is_literally_true(param.default))
 
 
 def with_keyword(call: cst.Call, name: str, value: str) -> cst.Call:

@@ -163,7 +163,7 @@ def _tests_unset(test: cst.BaseExpression) -> bool:
         return True
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
         comparison = test.comparisons[0]
-        return isinstance(comparison.operator, (cst.Is, cst.Equal)) and isinstance(comparison.comparator, cst.Name) and comparison.comparator.value == "None"
+        return isinstance(comparison.operator, (cst.Is, cst.Equal)) and literal(comparison.comparator) is None
     return False
 
 
@@ -327,16 +327,14 @@ class FactsCollector:
         if not self._open:
             return None
         function = self._open[-1].node
-        parameters = {param.name.value: param for param in (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params)}
         ancestors = self.context.ancestors
         for at in range(len(ancestors) - 1, 0, -1):
             ancestor = ancestors[at]
             if ancestor is function:
                 return None
             if isinstance(ancestor, cst.If) and isinstance(ancestor.test, cst.Name) and at + 1 < len(ancestors) and ancestors[at + 1] is ancestor.body:
-                param = parameters.get(ancestor.test.value)
-                if param is not None and off_unless_passed(param):
-                    return param.name.value
+                if off_unless_passed(function, ancestor.test.value):
+                    return ancestor.test.value
         return None
 
     # Calls and assignments ---------------------------------------------------------------------

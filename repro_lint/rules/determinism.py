@@ -84,9 +84,7 @@ class CudnnBenchmarkEnabled(Rule):
         function = self.context.scopes[-1] if self.context.scopes else None
         if not isinstance(value, cst.Name) or not isinstance(function, cst.FunctionDef):
             return False
-        params = (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params)
-        param = next((param for param in params if param.name.value == value.value), None)
-        return param is not None and off_unless_passed(param)
+        return off_unless_passed(function, value.value)
 
 
 @register
