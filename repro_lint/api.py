@@ -422,7 +422,11 @@ def _question(finding: Finding, module: _Module) -> _Question | None:
 
 
 def _seen_by_the_pass(
-    before: FileAnalysis, after: FileAnalysis, recorded: RecordedRun, names: ModuleNames, named_elsewhere: Callable[[str, range], bool]
+    before: FileAnalysis,
+    after: FileAnalysis,
+    recorded: RecordedRun,
+    names: ModuleNames,
+    named_elsewhere: Callable[[Mapping[str, range]], bool],
 ) -> bool | None:
     """How the project pass sees the change from `before` to `after`: not at all (False); only in
     what it reports in this file (True), where lines moved or the places its fixes would edit
@@ -449,20 +453,23 @@ def _seen_by_the_pass(
     return True
 
 
-def _named_elsewhere(project: _Project, module: _Module, name: str, lines: range) -> bool:
-    """Whether `name` occurs as a word in `module` outside `lines`, or in another file of the project:
-    where a call of a function of that name could be. Files not read in this run are read for it,
-    as bytes, and not kept."""
-    if not name.isascii():
+def _named_elsewhere(project: _Project, module: _Module, names: Mapping[str, range]) -> bool:
+    """Whether one of `names` occurs as a word in `module` outside the lines given with it, or in
+    another file of the project: where a call of a function of that name could be. Files not read in
+    this run are read for it, once for all the names, as bytes, and not kept."""
+    if not all(name.isascii() for name in names):
         return True  # searched for as ASCII bytes in files of any encoding
-    word = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)", re.ASCII)
-    if any(word.search(line) for number, line in enumerate(module.text.split("\n"), 1) if number not in lines):  # as LineIndex counts
-        return True
-    as_bytes = re.compile(word.pattern.encode(), re.ASCII)
+    words = {name: re.compile(rf"(?<!\w){re.escape(name)}(?!\w)", re.ASCII) for name in names}
+    for number, line in enumerate(module.text.split("\n"), 1):  # as LineIndex counts
+        if any(number not in names[name] and word.search(line) for name, word in words.items()):
+            return True
+    encoded = [name.encode() for name in names]
+    any_word = re.compile(rf"(?<!\w)(?:{'|'.join(map(re.escape, names))})(?!\w)".encode(), re.ASCII)
     for other in project.modules:
         if other is not module:
             data = other.raw()
-            if data is None or (name.encode() in data and as_bytes.search(data)):
+            # The substring test first: far quicker than the pattern, and most files hold no name.
+            if data is None or (any(name in data for name in encoded) and any_word.search(data)):
                 return True
     return False
 

@@ -11,7 +11,7 @@ nothing names, may be left out of both versions first.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import fields, is_dataclass, replace
 from functools import cache
 from typing import TYPE_CHECKING
@@ -78,12 +78,12 @@ def without_imports(facts: ModuleFacts, outside: Callable[[str], bool]) -> Modul
 
 
 def without_unseen_functions(
-    old: ModuleFacts, new: ModuleFacts, named_elsewhere: Callable[[str, range], bool]
+    old: ModuleFacts, new: ModuleFacts, named_elsewhere: Callable[[Mapping[str, range]], bool]
 ) -> tuple[ModuleFacts, ModuleFacts]:
     """Both versions less the functions only one of them defines, where the pass cannot see those:
     each is defined at module level (or within such a function), calls nothing the pass sees, has no
     events and does not train, and its name is named nowhere it could be called from
-    (`named_elsewhere`, given the name and the lines defining it in `new`, none where only `old`
+    (`named_elsewhere`, given each name and the lines defining it in `new`, none where only `old`
     defines it). The pass reaches a function only through a call or a reference naming it, so such a
     function, defined or not, changes none of its results. Otherwise both versions as they are."""
     differing = {function.qualname for function in old.functions} ^ {function.qualname for function in new.functions}
@@ -101,7 +101,7 @@ def without_unseen_functions(
             return old, new
         names.add(name)
     defined_at = {function.qualname: range(function.line, function.end_line + 1) for function in new.functions}
-    if any(named_elsewhere(name, defined_at.get(prefix + name, range(0))) for name in sorted(names)):
+    if named_elsewhere({name: defined_at.get(prefix + name, range(0)) for name in sorted(names)}):
         return old, new
 
     def kept(facts: ModuleFacts) -> ModuleFacts:
