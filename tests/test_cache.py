@@ -314,10 +314,13 @@ def test_a_change_to_the_facts_runs_the_project_pass(project, monkeypatch):
 
 # A module whose one finding asks the program model a question: REP301 fires in training code only.
 WITH_TUNING = {**WITH_LAYERS, "models/tuning.py": "import torch\n\n\ndef fast():\n    torch.backends.cudnn.benchmark = True\n"}
-# And a module with a class, a function nothing calls, and a call of a function it does not define.
+# And a module with a class, a function nothing calls, and calls of functions it does not define.
 WITH_HELPERS = {
     **WITH_TUNING,
-    "models/helpers.py": "import torch\n\n\nclass Tuner:\n    pass\n\n\ndef unused():\n    return 1\n\n\ndef later():\n    return describe()\n",
+    "models/helpers.py": (
+        "import torch\nimport models.helpers\n\n\nclass Tuner:\n    pass\n\n\ndef unused():\n    return 1\n\n\n"
+        "def later():\n    return describe()\n\n\ndef sooner():\n    return models.helpers.ready()\n"
+    ),
 }
 
 
@@ -376,6 +379,7 @@ def test_edits_the_project_pass_cannot_see_reuse_it(project, monkeypatch, name, 
         ("models/helpers.py", "def unused", "def go():\n    later()\n\n\ndef unused"),  # a call of a project function
         ("models/helpers.py", "def unused", "def go():\n    loss.backward()\n\n\ndef unused"),  # training
         ("models/helpers.py", "def unused", "def describe():\n    return 2\n\n\ndef unused"),  # called above in the file
+        ("models/helpers.py", "def unused", "def ready():\n    return 2\n\n\ndef unused"),  # called through the module's own name
         ("models/layers.py", "relu = ", "def main():\n    return 1\n\n\nrelu = "),  # a name train.py uses
         ("models/tuning.py", "\ndef fast():\n", "\ndef fast():\n    def inner():\n        return 2\n\n"),  # within a function that stays
     ],
