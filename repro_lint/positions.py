@@ -8,6 +8,7 @@ generation itself (tests/test_positions.py checks every node's range against Pos
 from __future__ import annotations
 
 from itertools import accumulate
+from typing import Any
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
@@ -17,12 +18,16 @@ from repro_lint.traversal import TRIVIA
 
 Range = tuple[Position, Position]
 
+_CODEGEN = cst.CSTNode._codegen
+_PARENTHESIZED = cst._nodes.expression._BaseParenthesizedNode
+_PARENTHESIZE = _PARENTHESIZED._parenthesize
+
 # LibCST ends an import's range where its `)` or `*` ends, so their ranges are kept.
 _UNTRACKED = TRIVIA - {cst.RightParen, cst.ImportStar}
 
 
 class _TrackingState(CodegenState):
-    """Records, per node, how many tokens code generation had emitted before and after it; offsets,
+    """Holds, per node, how many tokens code generation had emitted before and after it; offsets,
     lines and columns are worked out only for the nodes asked about. Keyed by `id(node)`: a node's
     own `__hash__` is Python code, run per dict access."""
 
@@ -30,15 +35,6 @@ class _TrackingState(CodegenState):
         super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
         self.add_token = self.tokens.append  # type: ignore[method-assign]  # no Python frame per token
         self.ranges: dict[int, tuple[int, int]] = {}
-        self._stack: list[int] = []
-
-    def before_codegen(self, node: cst.CSTNode) -> None:
-        self._stack.append(len(self.tokens))
-
-    def after_codegen(self, node: cst.CSTNode) -> None:
-        start = self._stack.pop()
-        # A syntactic position recorded inside the node wins over the whitespace-inclusive one.
-        self.ranges.setdefault(id(node), (start, len(self.tokens)))
 
     def pop_trailing_newline(self) -> None:
         """Kept: ranges count tokens, and LibCST's positions count that newline too."""
@@ -72,21 +68,56 @@ class _SyntacticRange:
         state.ranges[id(self.node)] = (start, end)
 
 
+class _Parenthesized(_SyntacticRange):
+    """LibCST's `_parenthesize` (an expression's parentheses around its syntactic range) as a plain
+    context manager: the generator-based one is entered for every expression."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        for lpar in self.node.lpar:  # type: ignore[attr-defined]
+            lpar._codegen(self.state)
+        self.start = len(self.state.tokens)
+
+    def __exit__(self, *exception: object) -> None:
+        super().__exit__(*exception)
+        for rpar in self.node.rpar:  # type: ignore[attr-defined]
+            rpar._codegen(self.state)
+
+
+def _parenthesize(node: cst.CSTNode, state: _TrackingState) -> _Parenthesized:
+    return _Parenthesized(state, node, None, None)
+
+
+def _tracked_codegen(node: cst.CSTNode, state: _TrackingState, **kwargs: Any) -> None:
+    """`CSTNode._codegen` recording the node's range itself, instead of through the state's
+    `before_codegen` and `after_codegen` hooks: two Python calls fewer per node."""
+    start = len(state.tokens)
+    node._codegen_impl(state, **kwargs)
+    # A syntactic position recorded inside the node wins over the whitespace-inclusive one.
+    state.ranges.setdefault(id(node), (start, len(state.tokens)))
+
+
 class Positions:
     """Syntactic ranges (as LibCST's PositionProvider defines them) of every node of one module but
     the trivia, which no rule reports or edits (see traversal.py)."""
 
     def __init__(self, module: cst.Module) -> None:
         state = _TrackingState(module)
-        # A trivia node's code is generated without the hooks recording its range: two thirds of the
-        # nodes, each costing two Python calls. Every node class inherits `_codegen` from CSTNode.
+        # For the length of this code generation: every node class inherits `_codegen` from CSTNode,
+        # which here records the node's range; a trivia node's code is generated without recording
+        # it (two thirds of the nodes); parentheses use the plain context manager.
+        cst.CSTNode._codegen = _tracked_codegen  # type: ignore[method-assign]
         for trivia in _UNTRACKED:
             trivia._codegen = trivia._codegen_impl  # type: ignore[method-assign]
+        _PARENTHESIZED._parenthesize = _parenthesize  # type: ignore[method-assign]
         try:
             module._codegen(state)
         finally:
+            cst.CSTNode._codegen = _CODEGEN  # type: ignore[method-assign]
             for trivia in _UNTRACKED:
                 del trivia._codegen
+            _PARENTHESIZED._parenthesize = _PARENTHESIZE  # type: ignore[method-assign]
         self._ranges = state.ranges
         self._tokens = state.tokens
         self._offsets: list[int] | None = None
