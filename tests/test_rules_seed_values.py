@@ -1,6 +1,6 @@
 import pytest
 
-from conftest import assert_fix, codes
+from conftest import assert_fix, codes, lint
 
 # --- REP103 unseeded-generator ---------------------------------------------------------------------
 
@@ -12,6 +12,10 @@ REP103_FIRES = [
     "import random\nr = random.Random()\n",
     "import torch\ng = torch.Generator()\nloader = torch.utils.data.DataLoader(ds, generator=g)\n",
     "import torch\nloader = torch.utils.data.DataLoader(ds, shuffle=True, generator=torch.Generator(device='cpu'))\n",
+    # `.seed()` seeds from a nondeterministic source.
+    "import torch\ng = torch.Generator()\ng.seed()\n",
+    "import torch\nseed = torch.Generator().seed()\n",
+    "import torch\nclass D:\n    def __init__(self):\n        self.g = torch.Generator()\n    def reset(self):\n        self.g.seed()\n",
 ]
 
 REP103_SILENT = [
@@ -24,6 +28,10 @@ REP103_SILENT = [
     "import numpy as np\nrng = np.random.default_rng(**rng_kwargs)\n",
     # A user's own class of the same name.
     "class Random:\n    pass\nr = Random()\n",
+    "class Generator:\n    def seed(self):\n        pass\ng = Generator()\ng.seed()\n",
+    # Seeded by its own seed after `.seed()`; another object's `.seed()`.
+    "import torch\ng = torch.Generator()\ng.seed()\ng.manual_seed(args.seed)\n",
+    "import torch\ng = torch.Generator().manual_seed(0)\nh.seed()\n",
 ]
 
 
@@ -44,10 +52,38 @@ def test_rep103_silent(code):
         ("import numpy as np\nSEED = 5\nrng = np.random.default_rng(None)\n", "import numpy as np\nSEED = 5\nrng = np.random.default_rng(SEED)\n"),
         ("import random\nr = random.Random()\n", "import random\nr = random.Random(0)\n"),
         ("import torch\ng = torch.Generator(device='cpu')\n", "import torch\ng = torch.Generator(device='cpu').manual_seed(0)\n"),
+        ("import torch\ng = torch.Generator()\ng.seed()  # fresh\n", "import torch\ng = torch.Generator()\ng.manual_seed(0)  # fresh\n"),
+        (
+            "import torch\ndef make(seed):\n    g = torch.Generator()\n    g.seed()\n    return g\n",
+            "import torch\ndef make(seed):\n    g = torch.Generator()\n    g.manual_seed(seed)\n    return g\n",
+        ),
+        # The seed name of `__init__` is not bound in `reset`.
+        (
+            "import torch\nclass D:\n    def __init__(self, seed):\n        self.g = torch.Generator()\n    def reset(self):\n        self.g.seed()\n",
+            "import torch\nclass D:\n    def __init__(self, seed):\n        self.g = torch.Generator()\n    def reset(self):\n        self.g.manual_seed(0)\n",
+        ),
     ],
 )
 def test_rep103_fix(before, after):
     assert_fix(before, after, "REP103", unsafe=True)
+
+
+def test_rep103_names_seed_as_the_nondeterministic_source():
+    [finding] = lint("import torch\ng = torch.Generator()\ng.seed()\n", "REP103")
+    assert "`g.seed()`" in finding.message and "nondeterministic" in finding.message
+    assert "default seed" not in finding.message
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import torch\ng = torch.Generator()\nused = g.seed()\n",  # `manual_seed` returns the generator, not the seed
+        "import torch\nseed = torch.Generator().seed()\n",
+    ],
+)
+def test_rep103_offers_no_fix_where_the_seed_seed_returns_is_used(code):
+    [finding] = lint(code, "REP103")
+    assert finding.fix is None
 
 
 # --- REP104 nondeterministic-seed-value -------------------------------------------------------------

@@ -6,26 +6,30 @@ import re
 
 import libcst as cst
 
-from repro_lint.context import PendingFix
+from repro_lint.context import FileContext, NodeEdit, PendingFix
 from repro_lint.edits import argument, has_star_args, literal, replace_node
 from repro_lint.knowledge import load
 from repro_lint.rules.base import Applicability, FixAvailability, Rule, register
-from repro_lint.seed_values import SeedValues
+from repro_lint.seed_values import DEFAULT_SEED, SeedValues
+from repro_lint.traversal import walk
 
 _DATA = load("generators.json")
 BY_ARGUMENT: dict[str, str] = _DATA["seeded_by_argument"]
 BY_METHOD: dict[str, list[str]] = _DATA["seeded_by_method"]
 _ALL = {**{name: None for name in BY_METHOD}, **BY_ARGUMENT}
 _SHORT = frozenset(name.rpartition(".")[2] for name in _ALL)
+# `torch.Generator.seed()`: seeds the generator from a nondeterministic source.
+_RESEED = "seed"
 
 
 @register
 class UnseededGenerator(Rule):
-    """`np.random.default_rng()`, `random.Random()`, `torch.Generator()` and friends without a seed."""
+    """`np.random.default_rng()`, `random.Random()`, `torch.Generator()` and friends without a seed, or
+    (`torch.Generator`) seeded only by `.seed()`."""
 
     code = "REP103"
     name = "unseeded-generator"
-    fix_availability = FixAvailability.ALWAYS
+    fix_availability = FixAvailability.SOMETIMES
     required_text = ("default_rng", "RandomState", "Random(", "Generator", "PCG64", "MT19937", "Philox", "SFC64")
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -56,10 +60,24 @@ class UnseededGenerator(Rule):
         parent = self.context.ancestors[-2] if len(self.context.ancestors) > 1 else None
         if isinstance(parent, cst.Attribute) and parent.attr.value in BY_METHOD[created]:
             return
-        target = self._assigned_to()
-        if target is not None and self._seeded_later(target, BY_METHOD[created]):
-            return
         value = SeedValues(self.context).expression()
+        if isinstance(parent, cst.Attribute) and parent.attr.value == _RESEED:
+            self.report(
+                node,
+                f"`torch.Generator().{_RESEED}()` seeds the generator from a nondeterministic source and returns that seed, "
+                f"so every run differs; use a fixed seed such as `{value}`",
+                None,
+            )
+            return
+        target = self._assigned_to()
+        if target is not None:
+            if self._seeded_later(target, BY_METHOD[created]):
+                return
+            if reseeds := self._reseeds(target):
+                # A seed name of this function is not bound in the other methods `self.g.seed()` may be in.
+                here = self._scope(target) is self.context.scopes[-1]
+                self._reseeded(node, target, reseeds, value if here else DEFAULT_SEED)
+                return
         chained = cst.Call(func=cst.Attribute(node, cst.Name("manual_seed")), args=[cst.Arg(cst.parse_expression(value))])
         self.report(
             node,
@@ -67,6 +85,34 @@ class UnseededGenerator(Rule):
             f"every unseeded generator, so the program's own seed never reaches it; call `.manual_seed({value})` on it",
             PendingFix(Applicability.UNSAFE, f"Chain `.manual_seed({value})`", (replace_node(node, chained, self.context),)),
         )
+
+    def _reseeded(self, node: cst.Call, target: str, reseeds: list[tuple[cst.Call, bool]], value: str) -> None:
+        """`g = torch.Generator()` seeded only by `g.seed()`, which picks a seed from a nondeterministic
+        source. The fix calls `manual_seed` instead, where no code uses the seed `.seed()` returns."""
+        seeded = f"{target}.manual_seed({value})"
+        fix = None
+        if all(statement for _, statement in reseeds):
+            edits = tuple(NodeEdit(call, seeded) for call, _ in reseeds)
+            fix = PendingFix(Applicability.UNSAFE, f"Call `{seeded}` instead of `{target}.{_RESEED}()`", edits)
+        self.report(
+            node,
+            f"`torch.Generator()` is seeded only by `{target}.{_RESEED}()`, which picks a seed from a nondeterministic "
+            f"source, so every run gets different numbers; call `{seeded}` instead",
+            fix,
+        )
+
+    def _scope(self, target: str) -> cst.CSTNode:
+        """Where code may seed `target`: the current scope; within a class, `self.g` in any method."""
+        scope = self.context.scopes[-1]
+        if isinstance(scope, cst.FunctionDef) and target.startswith("self.") and len(self.context.scopes) > 1:
+            scope = self.context.scopes[-2]
+        return scope
+
+    def _reseeds(self, target: str) -> list[tuple[cst.Call, bool]]:
+        """The `target.seed()` calls in its scope, each with whether it is a statement of its own."""
+        finder = _ReseedFinder(target, self.context)
+        walk(self._scope(target), finder)
+        return finder.found
 
     def _assigned_to(self) -> str | None:
         """`g` in `g = torch.Generator()` (or `self.g`)."""
@@ -78,9 +124,29 @@ class UnseededGenerator(Rule):
         return None
 
     def _seeded_later(self, target: str, methods: list[str]) -> bool:
-        scope = self.context.scopes[-1]
-        # Within a class, `self.g` may be seeded in another method.
-        if isinstance(scope, cst.FunctionDef) and target.startswith("self.") and len(self.context.scopes) > 1:
-            scope = self.context.scopes[-2]
         pattern = rf"{re.escape(target)}\s*\.\s*(?:{'|'.join(methods)})\s*\("
-        return re.search(pattern, self.context.code_for(scope)) is not None
+        return re.search(pattern, self.context.code_for(self._scope(target))) is not None
+
+
+class _ReseedFinder:
+    """Collects `target.seed()` calls, and whether each is an expression statement."""
+
+    def __init__(self, target: str, context: FileContext) -> None:
+        self.target = target
+        self.context = context
+        self.found: list[tuple[cst.Call, bool]] = []
+        self._parents: list[cst.CSTNode] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        func = node.func if isinstance(node, cst.Call) else None
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value == _RESEED
+            and self.context.code_for(func.value) == self.target
+        ):
+            self.found.append((node, isinstance(self._parents[-1], cst.Expr)))  # type: ignore[arg-type]
+        self._parents.append(node)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self._parents.pop()
