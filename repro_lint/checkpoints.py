@@ -383,13 +383,13 @@ class _Collector(cst.CSTVisitor):
             walk(suite, self)
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, cst.Lambda):
+        if type(node) is cst.Lambda:  # every node: see names.py
             self.scopes.append(node)
         return super().on_visit(node)
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
         super().on_leave(original_node)
-        if isinstance(original_node, cst.Lambda):
+        if type(original_node) is cst.Lambda:
             self.scopes.pop()
 
     def _relevance(self, node: cst.CSTNode) -> str | None:

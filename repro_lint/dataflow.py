@@ -34,6 +34,7 @@ from repro_lint.names import SCOPE_TYPES, ScopeNode, dotted_name
 from repro_lint.traversal import walk
 
 _TARGET_WRAPPERS = (cst.Tuple, cst.List, cst.Element, cst.StarredElement)
+_IMPORTS = frozenset({cst.ImportAlias, cst.ImportFrom, cst.Import})
 
 Role = Literal["use", "bind", "augment"]
 
@@ -61,9 +62,11 @@ class ModuleIndex(cst.CSTVisitor):
         self._order[id(node)] = self._counter
         self._counter += 1
         self._stack.append(node)
-        if isinstance(node, cst.Attribute):
+        # Exact types, for every node: a negative `isinstance` check against a LibCST node class
+        # costs a Python call (their metaclass is ABCMeta), and these classes have no subclasses.
+        if type(node) is cst.Attribute:
             self._attributes[node.attr.value].append(node)
-        if isinstance(node, (cst.Name, cst.Attribute)) and self._is_reference(node):
+        if (type(node) is cst.Name or type(node) is cst.Attribute) and self._is_reference(node):
             dotted = dotted_name(node)
             if dotted is not None:
                 self._occurrences[dotted].append(node)
@@ -85,13 +88,13 @@ class ModuleIndex(cst.CSTVisitor):
         """Whether the node names a variable or attribute chain (not `attr` of `x.attr`, a keyword
         argument's name, or the name of a def, class or import)."""
         parent = self._stack[-2] if len(self._stack) > 1 else None
-        if isinstance(parent, cst.Attribute) and parent.attr is node:
+        if type(parent) is cst.Attribute and parent.attr is node:
             return False
-        if isinstance(parent, cst.Arg) and parent.keyword is node:
+        if type(parent) is cst.Arg and parent.keyword is node:
             return False
-        if isinstance(parent, (cst.FunctionDef, cst.ClassDef)) and parent.name is node:
+        if (type(parent) is cst.FunctionDef or type(parent) is cst.ClassDef) and parent.name is node:
             return False
-        return not isinstance(parent, (cst.ImportAlias, cst.ImportFrom, cst.Import))
+        return type(parent) not in _IMPORTS
 
     # --- navigation -------------------------------------------------------------------------
 

@@ -33,6 +33,7 @@ from repro_lint.traversal import walk
 # `trainer.fit(model)`. Receivers are matched on their name, since their types are unknown statically.
 _ANY_RECEIVER_TRAINING_METHODS = frozenset({"backward"})
 _NAMED_RECEIVER_TRAINING_METHODS = {"step": "optim", "fit": "trainer", "train": "trainer"}
+_BRANCHES = frozenset({cst.If, cst.IfExp})
 # Methods a DataLoader worker calls: global `random`/numpy draws there are reseeded per worker.
 _WORKER_METHODS = frozenset({"__getitem__", "__getitems__", "__iter__", "__call__"})
 
@@ -154,7 +155,7 @@ def is_training_call(node: cst.Call) -> bool:
 
 
 def _is_super_call(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "super"
+    return type(node) is cst.Call and type(node.func) is cst.Name and node.func.value == "super"  # every call: see names.py
 
 
 def _tests_unset(test: cst.BaseExpression) -> bool:
@@ -294,11 +295,13 @@ class FactsCollector:
         option is set: in the body of `if args.seed is not None:`, or in the `else` of
         `if args.seed is None:` (whose body runs when it is not)."""
         ancestors = self.context.ancestors
+        # Asked for every call, up through its ancestors: exact types, as a negative `isinstance`
+        # check against LibCST's abstract-base-class nodes costs a Python call.
         for depth in range(len(ancestors) - 1, -1, -1):
             ancestor = ancestors[depth]
-            if isinstance(ancestor, cst.FunctionDef):
+            if type(ancestor) is cst.FunctionDef:
                 return None
-            if isinstance(ancestor, (cst.If, cst.IfExp)) and depth + 1 < len(ancestors):
+            if type(ancestor) in _BRANCHES and depth + 1 < len(ancestors):
                 mention = _SeedMention()
                 walk(ancestor.test, mention)
                 in_orelse = ancestors[depth + 1] is ancestor.orelse
@@ -341,7 +344,7 @@ class FactsCollector:
 
     def visit_Call(self, node: cst.Call) -> None:
         targets = self.context.qualified_names(node.func) or by_name_targets(node.func, self.context.qualified_names)
-        method = node.func.attr.value if isinstance(node.func, cst.Attribute) else None
+        method = node.func.attr.value if type(node.func) is cst.Attribute else None
         if method is not None and _is_super_call(node.func.value):
             # `super().__init__()` runs the method of the class's bases, not any method of that name.
             targets = frozenset(f"{base}.{method}" for base in (self._class_bases[-1] if self._class_bases else ()))

@@ -7,13 +7,18 @@ scope at a time, the first time a rule asks about a name in that scope.
 Results are frozensets: a name bound in two branches (`try: import a as x / except: import b as x`)
 has two candidates, and rules check whether any candidate is the one they look for. Never pick "the
 first" candidate of a set: that would make the output depend on PYTHONHASHSEED.
+
+Node classes are compared by exact type where every file asks often: LibCST's node classes have
+ABCMeta for metaclass, so an `isinstance` check that fails costs a Python call, and the concrete
+classes compared have no subclasses.
 """
 
 from __future__ import annotations
 
 import builtins
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import libcst as cst
 
@@ -27,9 +32,9 @@ _BUILTINS = frozenset(dir(builtins))
 
 def dotted_name(node: cst.BaseExpression) -> str | None:
     """`a.b.c` for a chain of attributes over a name, else None."""
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         return node.value
-    if isinstance(node, cst.Attribute):
+    if type(node) is cst.Attribute:
         base = dotted_name(node.value)
         return None if base is None else f"{base}.{node.attr.value}"
     return None
@@ -37,9 +42,9 @@ def dotted_name(node: cst.BaseExpression) -> str | None:
 
 def terminal_name(node: cst.BaseExpression) -> str | None:
     """The last identifier of a name or attribute (`c` in `a.b.c`): a cheap pre-check before resolving."""
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         return node.value
-    if isinstance(node, cst.Attribute):
+    if type(node) is cst.Attribute:
         return node.attr.value
     return None
 
@@ -112,57 +117,70 @@ class _BindingCollector:
             self._statements(block.body)
 
     def _statement(self, node: cst.CSTNode) -> None:
-        if isinstance(node, cst.SimpleStatementLine):
-            self._statements(node.body)
-        elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
-            self.scope.definitions.add(node.name.value)
-        elif isinstance(node, cst.Import):
-            self._import(node)
-        elif isinstance(node, cst.ImportFrom):
-            self._import_from(node)
-        elif isinstance(node, cst.Assign):
-            for target in node.targets:
-                self._assign(target.target, node.value)
-        elif isinstance(node, cst.AnnAssign):
-            self._assign(node.target, node.value)
-        elif isinstance(node, cst.AugAssign):
-            self._opaque(node.target)
-        elif isinstance(node, cst.Global):
-            self.scope.global_names.update(item.name.value for item in node.names)
-        elif isinstance(node, cst.Nonlocal):
-            self.scope.global_names.difference_update(item.name.value for item in node.names)
-        elif isinstance(node, cst.If):
-            self._block(node.body)
-            if node.orelse is not None:
-                self._statement(node.orelse)
-        elif isinstance(node, cst.Else):
-            self._block(node.body)
-        elif isinstance(node, cst.For):
-            self._opaque(node.target)
-            self._block(node.body)
-            if node.orelse is not None:
-                self._block(node.orelse.body)
-        elif isinstance(node, cst.While):
-            self._block(node.body)
-            if node.orelse is not None:
-                self._block(node.orelse.body)
-        elif isinstance(node, (cst.Try, cst.TryStar)):
-            self._block(node.body)
-            for handler in node.handlers:
-                if handler.name is not None:
-                    self._opaque(handler.name.name)
-                self._block(handler.body)
-            for tail in (node.orelse, node.finalbody):
-                if tail is not None:
-                    self._block(tail.body)
-        elif isinstance(node, cst.With):
-            for item in node.items:
-                if item.asname is not None:
-                    self._opaque(item.asname.name)
-            self._block(node.body)
-        elif isinstance(node, cst.Match):
-            for case in node.cases:
-                self._block(case.body)
+        # By exact type (see the module's note): most statements (calls, returns) bind nothing, which
+        # a chain of `isinstance` checks would learn only at its end.
+        collect = _BY_STATEMENT.get(type(node))
+        if collect is not None:
+            collect(self, node)
+
+    def _simple_line(self, node: cst.SimpleStatementLine) -> None:
+        self._statements(node.body)
+
+    def _definition(self, node: cst.FunctionDef | cst.ClassDef) -> None:
+        self.scope.definitions.add(node.name.value)
+
+    def _assignment(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._assign(target.target, node.value)
+
+    def _annotated(self, node: cst.AnnAssign) -> None:
+        self._assign(node.target, node.value)
+
+    def _augmented(self, node: cst.AugAssign) -> None:
+        self._opaque(node.target)
+
+    def _global(self, node: cst.Global) -> None:
+        self.scope.global_names.update(item.name.value for item in node.names)
+
+    def _nonlocal(self, node: cst.Nonlocal) -> None:
+        self.scope.global_names.difference_update(item.name.value for item in node.names)
+
+    def _if(self, node: cst.If) -> None:
+        self._block(node.body)
+        if node.orelse is not None:
+            self._statement(node.orelse)
+
+    def _else(self, node: cst.Else) -> None:
+        self._block(node.body)
+
+    def _for(self, node: cst.For) -> None:
+        self._opaque(node.target)
+        self._while(node)
+
+    def _while(self, node: cst.For | cst.While) -> None:
+        self._block(node.body)
+        if node.orelse is not None:
+            self._block(node.orelse.body)
+
+    def _try(self, node: cst.Try | cst.TryStar) -> None:
+        self._block(node.body)
+        for handler in node.handlers:
+            if handler.name is not None:
+                self._opaque(handler.name.name)
+            self._block(handler.body)
+        for tail in (node.orelse, node.finalbody):
+            if tail is not None:
+                self._block(tail.body)
+
+    def _with(self, node: cst.With) -> None:
+        for item in node.items:
+            if item.asname is not None:
+                self._opaque(item.asname.name)
+        self._block(node.body)
+
+    def _match(self, node: cst.Match) -> None:
+        for case in node.cases:
+            self._block(case.body)
 
     def _opaque(self, target: cst.BaseExpression) -> None:
         if isinstance(target, cst.Name):
@@ -204,6 +222,27 @@ class _BindingCollector:
             self._opaque(target)
 
 
+_BY_STATEMENT: dict[type[cst.CSTNode], Callable[[_BindingCollector, Any], None]] = {
+    cst.SimpleStatementLine: _BindingCollector._simple_line,
+    cst.FunctionDef: _BindingCollector._definition,
+    cst.ClassDef: _BindingCollector._definition,
+    cst.Import: _BindingCollector._import,
+    cst.ImportFrom: _BindingCollector._import_from,
+    cst.Assign: _BindingCollector._assignment,
+    cst.AnnAssign: _BindingCollector._annotated,
+    cst.AugAssign: _BindingCollector._augmented,
+    cst.Global: _BindingCollector._global,
+    cst.Nonlocal: _BindingCollector._nonlocal,
+    cst.If: _BindingCollector._if,
+    cst.Else: _BindingCollector._else,
+    cst.For: _BindingCollector._for,
+    cst.While: _BindingCollector._while,
+    cst.Try: _BindingCollector._try,
+    cst.TryStar: _BindingCollector._try,
+    cst.With: _BindingCollector._with,
+    cst.Match: _BindingCollector._match,
+}
+
 class NameResolver:
     """Resolves names and attribute chains of one module to the qualified names they may denote."""
 
@@ -236,7 +275,7 @@ class NameResolver:
 
     def _chain(self, scopes: Sequence[ScopeNode]) -> list[ScopeNode]:
         """Scopes searched for a name, innermost first: class bodies are invisible to nested functions."""
-        chain = [scope for index, scope in enumerate(scopes) if not isinstance(scope, cst.ClassDef) or index == len(scopes) - 1]
+        chain = [scope for index, scope in enumerate(scopes) if type(scope) is not cst.ClassDef or index == len(scopes) - 1]
         return list(reversed(chain))
 
     def lookup(self, name: str, scopes: Sequence[ScopeNode]) -> frozenset[str]:
@@ -280,9 +319,9 @@ class NameResolver:
         return self._resolve(node, self._chain(scopes), frozenset())
 
     def _resolve(self, node: cst.BaseExpression, chain: list[ScopeNode], seen: frozenset[tuple[int, str]]) -> frozenset[str]:
-        if isinstance(node, cst.Name):
+        if type(node) is cst.Name:
             return self._lookup(node.value, chain, seen)
-        if isinstance(node, cst.Attribute):
+        if type(node) is cst.Attribute:
             return frozenset(f"{base}.{node.attr.value}" for base in self._resolve(node.value, chain, seen))
         return frozenset()
 

@@ -97,9 +97,9 @@ class DeterministicWarnOnly(Rule):
     required_text = ("warn", "set_deterministic_debug_mode")
 
     def visit_Call(self, node: cst.Call) -> None:
-        if self._implements_callers_warn_choice():
-            return
         callee = self.context.callee(node, _WARN_CAPABLE, _WARN_CAPABLE_SHORT)
+        if callee is None or self._implements_callers_warn_choice():
+            return
         if callee == "torch.use_deterministic_algorithms":
             self._use_deterministic_algorithms(node)
         elif callee == "torch.set_deterministic_debug_mode":
