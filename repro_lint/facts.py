@@ -295,8 +295,7 @@ class FactsCollector:
         option is set: in the body of `if args.seed is not None:`, or in the `else` of
         `if args.seed is None:` (whose body runs when it is not)."""
         ancestors = self.context.ancestors
-        # Asked for every call, up through its ancestors: exact types, as a negative `isinstance`
-        # check against LibCST's abstract-base-class nodes costs a Python call.
+        # Asked for every call, up through its ancestors: exact types, see names.py.
         for depth in range(len(ancestors) - 1, -1, -1):
             ancestor = ancestors[depth]
             if type(ancestor) is cst.FunctionDef:

@@ -155,9 +155,9 @@ class _BindingCollector:
 
     def _for(self, node: cst.For) -> None:
         self._opaque(node.target)
-        self._while(node)
+        self._loop(node)
 
-    def _while(self, node: cst.For | cst.While) -> None:
+    def _loop(self, node: cst.For | cst.While) -> None:
         self._block(node.body)
         if node.orelse is not None:
             self._block(node.orelse.body)
@@ -236,7 +236,7 @@ _BY_STATEMENT: dict[type[cst.CSTNode], Callable[[_BindingCollector, Any], None]]
     cst.If: _BindingCollector._if,
     cst.Else: _BindingCollector._else,
     cst.For: _BindingCollector._for,
-    cst.While: _BindingCollector._while,
+    cst.While: _BindingCollector._loop,
     cst.Try: _BindingCollector._try,
     cst.TryStar: _BindingCollector._try,
     cst.With: _BindingCollector._with,
