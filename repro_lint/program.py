@@ -367,15 +367,12 @@ class ProjectModel:
         # An unresolved `obj.m()` reaches every method named `m`: one node stands for them all, so the
         # graph has an edge per call and per method instead of one per pair.
         callers: dict[str, set[str]] = {}
-        for name, function in self.functions.items():
-            module = self._module_of_function[name]
-            if _is_method(name, module):
+        for name in self.functions:
+            if _is_method(name, self._module_of_function[name]):
                 callers.setdefault(name, set()).add(_ANY_METHOD + name.rpartition(".")[2])
-            for call in function.calls:
-                resolved = self._resolved_callees(call, module)
-                method = _unresolved_method(call) if not resolved else None
-                for callee in resolved if method is None else (_ANY_METHOD + method,):
-                    callers.setdefault(callee, set()).add(name)
+            resolved, methods = self._links(name)  # which the programs' walks take again
+            for callee in (*resolved, *(_ANY_METHOD + method for method in methods)):
+                callers.setdefault(callee, set()).add(name)
         reaching = _backward_closure({name for name, function in self.functions.items() if function.trains}, callers)
         return frozenset(name for name in reaching if not name.startswith(_ANY_METHOD))
 

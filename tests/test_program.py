@@ -67,6 +67,14 @@ def test_load_time_calls_that_cannot_reach_training_do_not_make_an_entry_point()
     assert entries(project) == ["run"]
 
 
+def test_training_through_two_levels_of_functions():
+    project = model({
+        "loop.py": "def step(model, opt):\n    model(x).sum().backward()\ndef fit(model, opt):\n    for epoch in range(2):\n        step(model, opt)\n",
+        "main.py": "from loop import fit\ndef main():\n    fit(model, opt)\nif __name__ == '__main__':\n    main()\n",
+    })
+    assert [(program.entry.module, program.trains) for program in project.programs] == [("main", True)]
+
+
 def test_training_through_two_levels_and_a_method():
     project = model({
         "trainer.py": """
