@@ -102,6 +102,7 @@ def test_helper_defined_but_never_called_does_not_seed(project):
         ("import colossalai", "colossalai.launch_from_torch(config={}, seed=0)"),
         ("import colossalai", "colossalai.launch_from_torch()"),  # seeds 1024 by default
         ("from colossalai.utils import set_seed", "set_seed(0)"),
+        ("from detectron2.engine import default_setup", "default_setup(cfg, args)"),
     ],
 )
 def test_ecosystem_seeding(project, imports, seeding):
