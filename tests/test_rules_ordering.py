@@ -210,6 +210,8 @@ def test_rep106_hash_order_really_changes_with_pythonhashseed():
 # --- REP107 unsorted-file-listing ----------------------------------------------------------------
 
 REP107_FIRES = [
+    # a unittest assertion that compares the list itself
+    "import os\nclass T(TestCase):\n    def test_wrote(self):\n        self.assertEqual(os.listdir(d), ['a.txt', 'b.txt'])\n",
     # stored and indexed
     "import os\nfiles = os.listdir(root)\nfirst = files[0]\n",
     # alias, enumerated into an index mapping
@@ -272,6 +274,10 @@ REP107_SILENT = [
     "import os, logging\nlogging.info('found: ' + ', '.join(os.listdir(d)))\n",
     # only passed to another program
     "import glob, subprocess\nsubprocess.run(['zip', 'out.zip', *glob.glob('*.txt')])\n",
+    # unittest's assertions of truthiness, membership and content regardless of order
+    "import os\nclass T(TestCase):\n    def test_wrote(self):\n        self.assertTrue(os.listdir(d))\n        self.assertFalse(os.listdir(empty))\n",
+    "import os\nclass T(TestCase):\n    def test_wrote(self):\n        self.assertIn('a.txt', os.listdir(d))\n",
+    "import glob\nclass T(TestCase):\n    def test_wrote(self):\n        self.assertCountEqual(glob.glob('*.txt'), ['a.txt', 'b.txt'])\n",
 ]
 
 
