@@ -210,6 +210,9 @@ def test_rep106_hash_order_really_changes_with_pythonhashseed():
 # --- REP107 unsorted-file-listing ----------------------------------------------------------------
 
 REP107_FIRES = [
+    # not a build script: a look-alike `setup`, or setuptools imported but never called
+    "import glob\ndef setup(**parts):\n    return Data(parts['files'])\nsetup(files=glob.glob('*.png'))\n",
+    "import glob\nimport setuptools\nfiles = glob.glob('*.png')\nds = Data(files)\n",
     # a unittest assertion that compares the list itself
     "import os\nclass T(TestCase):\n    def test_wrote(self):\n        self.assertEqual(os.listdir(d), ['a.txt', 'b.txt'])\n",
     # stored and indexed
@@ -274,6 +277,10 @@ REP107_SILENT = [
     "import os, logging\nlogging.info('found: ' + ', '.join(os.listdir(d)))\n",
     # only passed to another program
     "import glob, subprocess\nsubprocess.run(['zip', 'out.zip', *glob.glob('*.txt')])\n",
+    # a build script: the order of compiler inputs and packaged files changes no result
+    "import glob\nfrom setuptools import setup, Extension\nsources = glob.glob('csrc/*.cpp')\nsetup(name='ops', ext_modules=[Extension('ops._C', sources)])\n",
+    "import glob\nimport setuptools\ndef data_files():\n    return glob.glob('configs/*.yaml')\nif __name__ == '__main__':\n    setuptools.setup(name='ops', package_data={'ops': data_files()})\n",
+    "import os\nfrom distutils.core import setup\nsetup(name='ops', scripts=os.listdir('bin'))\n",
     # unittest's assertions of truthiness, membership and content regardless of order
     "import os\nclass T(TestCase):\n    def test_wrote(self):\n        self.assertTrue(os.listdir(d))\n        self.assertFalse(os.listdir(empty))\n",
     "import os\nclass T(TestCase):\n    def test_wrote(self):\n        self.assertIn('a.txt', os.listdir(d))\n",

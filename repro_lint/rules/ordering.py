@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import libcst as cst
 
@@ -304,12 +304,12 @@ class HashOrderDependence(Rule):
         return None
 
 
-def _listings() -> tuple[dict[str, dict[str, object]], dict[str, dict[str, object]], frozenset[str]]:
+def _listings() -> tuple[dict[str, dict[str, object]], dict[str, dict[str, object]], frozenset[str], frozenset[str]]:
     data = load("file_listing.json")
-    return data["functions"], data["path_methods"], frozenset(data["non_path_receivers"])
+    return data["functions"], data["path_methods"], frozenset(data["non_path_receivers"]), frozenset(data["build_script_calls"])
 
 
-LISTING_FUNCTIONS, PATH_METHODS, NON_PATH_RECEIVERS = _listings()
+LISTING_FUNCTIONS, PATH_METHODS, NON_PATH_RECEIVERS, BUILD_SCRIPT_CALLS = _listings()
 _LISTING_SHORT = frozenset(name.rpartition(".")[2] for name in LISTING_FUNCTIONS)
 
 
@@ -323,7 +323,25 @@ class UnsortedFileListing(Rule):
     fix_availability = FixAvailability.SOMETIMES
     required_text = ("listdir", "scandir", "walk", "glob", "iterdir")
 
+    def visit_Module(self, node: cst.Module) -> None:
+        self._build_script = self._calls_setup(node.body)
+
+    def _calls_setup(self, statements: Sequence[cst.BaseStatement]) -> bool:
+        """A build script (`setup(...)` at module level or under its main guard): the order of the
+        sources and data files it lists changes no result."""
+        for statement in statements:
+            if isinstance(statement, cst.If) and self._calls_setup(statement.body.body):
+                return True
+            if isinstance(statement, cst.SimpleStatementLine) and any(
+                isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and self.context.matches(small.value.func, BUILD_SCRIPT_CALLS)
+                for small in statement.body
+            ):
+                return True
+        return False
+
     def visit_Call(self, node: cst.Call) -> None:
+        if self._build_script:
+            return
         entry, label = self._listing(node)
         if entry is None:
             return
