@@ -327,8 +327,8 @@ class UnsortedFileListing(Rule):
         self._build_script = self._calls_setup(node.body)
 
     def _calls_setup(self, statements: Sequence[cst.BaseStatement]) -> bool:
-        """A build script (`setup(...)` at module level or under its main guard): the order of the
-        sources and data files it lists changes no result."""
+        """A build script (`setup(...)` at module level, also under an `if` there, such as its main
+        guard): the order of the sources and data files it lists changes no result."""
         for statement in statements:
             if isinstance(statement, cst.If) and self._calls_setup(statement.body.body):
                 return True
