@@ -72,6 +72,9 @@ def test_rep103_names_seed_as_the_nondeterministic_source():
     [finding] = lint("import torch\ng = torch.Generator()\ng.seed()\n", "REP103")
     assert "`g.seed()`" in finding.message and "nondeterministic" in finding.message
     assert "default seed" not in finding.message
+    # Another object's `.seed()` leaves this generator never seeded.
+    [finding] = lint("import torch\ng = torch.Generator()\nh.seed()\n", "REP103")
+    assert "never seeded" in finding.message
 
 
 @pytest.mark.parametrize(

@@ -6,12 +6,12 @@ import re
 
 import libcst as cst
 
-from repro_lint.context import FileContext, NodeEdit, PendingFix
+from repro_lint.context import NodeEdit, PendingFix
+from repro_lint.dataflow import index_for
 from repro_lint.edits import argument, has_star_args, literal, replace_node
 from repro_lint.knowledge import load
 from repro_lint.rules.base import Applicability, FixAvailability, Rule, register
 from repro_lint.seed_values import DEFAULT_SEED, SeedValues
-from repro_lint.traversal import walk
 
 _DATA = load("generators.json")
 BY_ARGUMENT: dict[str, str] = _DATA["seeded_by_argument"]
@@ -110,9 +110,13 @@ class UnseededGenerator(Rule):
 
     def _reseeds(self, target: str) -> list[tuple[cst.Call, bool]]:
         """The `target.seed()` calls in its scope, each with whether it is a statement of its own."""
-        finder = _ReseedFinder(target, self.context)
-        walk(self._scope(target), finder)
-        return finder.found
+        index, scope = index_for(self.context), self._scope(target)
+        found = []
+        for attribute in index.occurrences_of_attribute(_RESEED):
+            call = index.parent(attribute)
+            if isinstance(call, cst.Call) and call.func is attribute and index.contains(scope, call) and self.context.code_for(attribute.value) == target:
+                found.append((call, isinstance(index.parent(call), cst.Expr)))
+        return found
 
     def _assigned_to(self) -> str | None:
         """`g` in `g = torch.Generator()` (or `self.g`)."""
@@ -127,26 +131,3 @@ class UnseededGenerator(Rule):
         pattern = rf"{re.escape(target)}\s*\.\s*(?:{'|'.join(methods)})\s*\("
         return re.search(pattern, self.context.code_for(self._scope(target))) is not None
 
-
-class _ReseedFinder:
-    """Collects `target.seed()` calls, and whether each is an expression statement."""
-
-    def __init__(self, target: str, context: FileContext) -> None:
-        self.target = target
-        self.context = context
-        self.found: list[tuple[cst.Call, bool]] = []
-        self._parents: list[cst.CSTNode] = []
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        func = node.func if isinstance(node, cst.Call) else None
-        if (
-            isinstance(func, cst.Attribute)
-            and func.attr.value == _RESEED
-            and self.context.code_for(func.value) == self.target
-        ):
-            self.found.append((node, isinstance(self._parents[-1], cst.Expr)))  # type: ignore[arg-type]
-        self._parents.append(node)
-        return True
-
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        self._parents.pop()
