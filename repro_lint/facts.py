@@ -33,9 +33,10 @@ from repro_lint.traversal import walk
 # `trainer.fit(model)`. Receivers are matched on their name, since their types are unknown statically.
 _ANY_RECEIVER_TRAINING_METHODS = frozenset({"backward"})
 _NAMED_RECEIVER_TRAINING_METHODS = {"step": "optim", "fit": "trainer", "train": "trainer"}
-_BRANCHES = frozenset({cst.If, cst.IfExp})
 # Methods a DataLoader worker calls: global `random`/numpy draws there are reseeded per worker.
 _WORKER_METHODS = frozenset({"__getitem__", "__getitems__", "__iter__", "__call__"})
+# The branching nodes whose test may guard a seeding call (`_guard`).
+_BRANCHES = frozenset({cst.If, cst.IfExp})
 
 _Shared = TypeVar("_Shared", bound=Hashable | None)
 
