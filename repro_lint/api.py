@@ -25,6 +25,7 @@ from repro_lint.file_analysis import FileAnalysis, ModuleIdentity, syntax_error
 from repro_lint.fixes import MAX_FIX_ROUNDS, applicable, apply_fixes, unified_diff, write_atomically
 from repro_lint.heap import collector_paused, kept_out_of_collections
 from repro_lint.module_names import ModuleNames
+from repro_lint.problems import Problem
 from repro_lint.progress import Progress
 from repro_lint.rules.base import Finding, ProgramRule, Rule
 from repro_lint.source import UnreadableSource, encoded, packed, read_source, unpacked
@@ -150,6 +151,7 @@ class LintResult:
     fixed: int = 0
     diffs: list[str] = field(default_factory=list)
     noqa_added: int = 0
+    problems: list[Problem] = field(default_factory=list)  # files or programs not (fully) analysed
 
 
 class Engine:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from repro_lint.problems import Problem
 from repro_lint.rules.base import Finding
 from repro_lint.rules.syntax import SyntaxErrorRule
 from repro_lint.source import Position
@@ -38,6 +39,7 @@ class FileAnalysis:
     findings: list[Finding]
     facts: ModuleFacts | None
     suppressions: Suppressions = field(default_factory=Suppressions)
+    problem: Problem | None = None  # what kept the analysis from covering the file
 
 
 def syntax_error(display: str, message: str, line: int, column: int) -> FileAnalysis:

@@ -1,0 +1,18 @@
+"""What kept repro-lint from doing its whole job on one file or program: plain data that workers
+send back and every front-end reports, so that one file's trouble never costs the others' findings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+
+@dataclass(frozen=True)
+class Problem:
+    """`error`: an internal error, a bug in repro-lint (the run exits 2, the user is asked to report
+    it); `skipped`: input repro-lint refuses by design (a config too large to scan), said on stderr."""
+
+    path: str
+    kind: Literal["error", "skipped"]
+    summary: str  # "ExceptionType: message", or why the file was skipped
+    traceback: str = ""
