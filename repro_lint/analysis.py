@@ -3,6 +3,8 @@ traversal, and turn what they report into positioned findings and fixes."""
 
 from __future__ import annotations
 
+import ast
+import threading
 from collections.abc import Sequence
 
 import libcst as cst
@@ -19,6 +21,9 @@ from repro_lint.traversal import walk
 
 
 _VALIDATE = cst.CSTNode.__post_init__
+_PARSER_STACK = 512 * 1024 * 1024
+_TOO_DEEP = "cannot parse: the code is nested too deeply for Python to compile it"
+_TOO_DEEP_TO_ANALYSE = "cannot analyse: the code is nested too deeply for repro-lint to follow"
 
 
 def _trusted(node: cst.CSTNode) -> None:
@@ -28,20 +33,60 @@ def _trusted(node: cst.CSTNode) -> None:
 def parse(text: str) -> cst.Module:
     """The parsed module. LibCST checks every node it builds in `__post_init__`, which guards nodes
     built by hand; the parser's are valid by its grammar (LibCST's own PERF note there says as much),
-    and skipping the check saves a sixth of the parse. Nodes built later, by fixes, are checked."""
-    cst.CSTNode.__post_init__ = _trusted  # type: ignore[method-assign]
+    and skipping the check saves a sixth of the parse. Nodes built later, by fixes, are checked.
+
+    The parse runs on a thread with a large stack: LibCST's native parser recurses on the machine
+    stack as deep as the code nests, and on a default stack a chain of 10,000 `and`s kills the
+    process (a segmentation fault no `except` can catch). The stack is reserved, not used: only
+    the depth a file reaches is touched."""
+    outcome: list[cst.Module | BaseException] = []
+
+    def run() -> None:
+        cst.CSTNode.__post_init__ = _trusted  # type: ignore[method-assign]
+        try:
+            outcome.append(cst.parse_module(text))
+        except BaseException as error:  # handed to the calling thread, which raises it
+            outcome.append(error)
+        finally:
+            cst.CSTNode.__post_init__ = _VALIDATE  # type: ignore[method-assign]
+
+    default = threading.stack_size(_PARSER_STACK)
     try:
-        return cst.parse_module(text)
+        thread = threading.Thread(target=run, name="repro-lint parser")
+        thread.start()
     finally:
-        cst.CSTNode.__post_init__ = _VALIDATE  # type: ignore[method-assign]
+        threading.stack_size(default)
+    thread.join()
+    if isinstance(outcome[0], BaseException):
+        raise outcome[0]
+    return outcome[0]
 
 
 def parses(text: str) -> bool:
+    if _too_complex(text) is not None:
+        return False
     try:
         parse(text)
     except (cst.ParserSyntaxError, RecursionError):
         return False
     return True
+
+
+def _too_complex(text: str) -> str | None:
+    """Why CPython itself cannot compile `text`, where the reason is its depth (nesting, or chains
+    of operators or calls that nest as deep); None otherwise. Such code is refused before LibCST
+    parses it, which would take minutes on it or crash outright. CPython's own parser is quick and
+    bounds its depth: its limits are the ones a runnable file is within."""
+    try:
+        compile(text, "<linted>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except (RecursionError, MemoryError):
+        return _TOO_DEEP
+    except SyntaxError as error:
+        # Any other syntax error may be syntax newer than this Python's, which LibCST still reads.
+        return f"cannot parse: {error.msg}" if error.msg == "too many nested parentheses" else None
+    except ValueError:  # NUL bytes: LibCST says so with a position
+        return None
+    return None
 
 
 def _parse_failure(text: str, error: cst.ParserSyntaxError) -> tuple[str, int, int]:
@@ -63,13 +108,26 @@ def analyze(
     rules: Sequence[type[Rule]],
     settings: Settings,
 ) -> FileAnalysis:
+    refused = _too_complex(text)
+    if refused is not None:
+        return syntax_error(display, refused, 1, 0)
     try:
         module = parse(text)
     except cst.ParserSyntaxError as error:
         return syntax_error(display, *_parse_failure(text, error))
     except RecursionError:
-        return syntax_error(display, "cannot parse: the code is nested too deeply", 1, 0)
+        return syntax_error(display, _TOO_DEEP_TO_ANALYSE, 1, 0)
+    try:
+        return _analyze_module(module, text, display, identity, rules, settings)
+    except RecursionError:
+        # Code CPython compiles, nested deeper than the analysis follows (LibCST's trees are walked
+        # by recursion; a chain of 500 `+` or `elif` nests 500 levels deep there).
+        return syntax_error(display, _TOO_DEEP_TO_ANALYSE, 1, 0)
 
+
+def _analyze_module(
+    module: cst.Module, text: str, display: str, identity: ModuleIdentity, rules: Sequence[type[Rule]], settings: Settings
+) -> FileAnalysis:
     context = FileContext(module, identity.name, identity.is_package, settings, text)
     active = [rule(context) for rule in rules if not rule.required_text or any(token in text for token in rule.required_text)]
     collector = FactsCollector(context, identity.relative_path, identity.is_package)

@@ -25,7 +25,7 @@ from repro_lint.file_analysis import FileAnalysis, ModuleIdentity, syntax_error
 from repro_lint.fixes import MAX_FIX_ROUNDS, applicable, apply_fixes, unified_diff, write_atomically
 from repro_lint.heap import collector_paused, kept_out_of_collections
 from repro_lint.module_names import ModuleNames
-from repro_lint.problems import Problem
+from repro_lint.problems import Problem, internal_error
 from repro_lint.progress import Progress
 from repro_lint.rules.base import Finding, ProgramRule, Rule
 from repro_lint.source import UnreadableSource, encoded, packed, read_source, unpacked
@@ -128,6 +128,10 @@ class _Module:
             where = (error.line, error.column) if isinstance(error, notebook.NotebookError) else (1, 0)
             self.analysis = syntax_error(self.display, str(error), *where) if self.report else FileAnalysis(self.display, [], None)
             return ""
+        except Exception as error:
+            self._text = ""
+            self.analysis = _failure(self, error)
+            return ""
         self._notebook = cells
         self._text = cells.code if cells is not None else text
         return self._text
@@ -164,6 +168,7 @@ class Engine:
         self.jobs = jobs
         self.progress = progress
         self.enabled = settings.enabled_codes
+        self.problems: list[Problem] = []  # of the project pass and of fixing; files' own are in their analyses
 
     @staticmethod
     def _analyze(module: _Module) -> FileAnalysis:
@@ -190,10 +195,13 @@ class Engine:
                     if module.analysis is not None:
                         continue
                 module.load()
-                if module.analysis is None:
-                    if scanner is not None:
+                if module.analysis is None and scanner is not None:
+                    try:
                         module.analysis = scanner(module.text, module.display)
-                    elif cache is not None and (cached := _cached(cache, module)):
+                    except Exception as error:  # one file's bug must not cost the other files' findings
+                        module.analysis = _failure(module, error)
+                if module.analysis is None:
+                    if cache is not None and (cached := _cached(cache, module)):
                         module.analysis = cached
                     else:
                         pending.append((module, cache))
@@ -204,7 +212,7 @@ class Engine:
             for index, analysis in analyse_all(tasks, self.settings, self.jobs):
                 module, cache = pending[index]
                 module.analysis = analysis
-                if cache is not None:  # kept at once: an interrupted audit still fills the cache
+                if cache is not None and not _failed(analysis):  # kept at once: an interrupted audit still fills the cache
                     cache.store(module.display, _cache_identity(module), module.digest, analysis)
                 if progress is not None:
                     progress.advance()
@@ -306,35 +314,58 @@ class Engine:
         program_rules = [rule() for rule in chosen if issubclass(rule, ProgramRule)]
         modules = project.modules
         analyses = [self._analyze(module) for module in modules]
-        model = ProjectModel((analysis.facts for analysis in analyses if analysis.facts is not None), self.settings.entry_points)
-        entries = None
-        if program_rules:
-            entries = tuple(program.entry.path for program in model.programs)
-            model.declared = self._declared(project, entries)
         reported = [module for module in modules if module.report]
-        verdicts = {
-            question: _verdict(model, question)
-            for module in reported
-            for finding in self._analyze(module).findings
-            if (question := _question(finding, module)) is not None
-        }
+        where = _project_display(project)
+        failures = len(self.problems)
+        model: ProjectModel | None
+        entries = None
+        try:
+            model = ProjectModel((analysis.facts for analysis in analyses if analysis.facts is not None), self.settings.entry_points)
+            if program_rules:
+                entries = tuple(program.entry.path for program in model.programs)
+                model.declared = self._declared(project, entries)
+        except Exception as error:  # without a model, the findings that need none are still reported
+            self.problems.append(internal_error(where, error))
+            model = None
+        verdicts: dict[_Question, bool] = {}
+        for module in reported:
+            for finding in self._analyze(module).findings:
+                question = _question(finding, module)
+                if question is not None and question not in verdicts:
+                    verdicts[question] = model is not None and self._judged(model, question, module)
         # Program rules know modules by their project-relative path; report them under the display path.
         by_relative = {module.identity.relative_path: module for module in reported}
-        program_findings = [
-            replace(finding, path=by_relative[finding.path].display)
-            for rule in program_rules
-            for finding in rule.check(model)
-            if finding.path in by_relative
-        ]
-        found = [finding for module in reported for finding in self._module_findings(module, program_findings, verdicts) or ()]
+        program_findings = []
+        for rule in program_rules if model is not None else ():
+            try:
+                judged = list(rule.check(model))  # type: ignore[arg-type]
+            except Exception as error:  # one rule's bug must not cost the other rules' findings
+                self.problems.append(internal_error(where, error, rule.code))
+                continue
+            program_findings += [replace(finding, path=by_relative[finding.path].display) for finding in judged if finding.path in by_relative]
+        found = []
+        for module in reported:
+            try:
+                found += self._module_findings(module, program_findings, verdicts) or ()
+            except Exception as error:
+                self.problems.append(internal_error(module.display, error))
         cache = self._cache_for(project)
-        if last_run is not None and cache is not None:
+        complete = len(self.problems) == failures and not any(map(_failed, analyses))
+        if last_run is not None and cache is not None and complete and model is not None:  # an incomplete run is not a record
             files = last_run.files(module.digest for module in modules)
             declared = model.declared if entries is not None else None
-            analyses = _analyses(project, cache)
-            last_run.store(RecordedRun(found, entries, declared, files, program_findings, verdicts, analyses, frozenset(model.modules), model.function_names))
+            analyses_kept = _analyses(project, cache)
+            last_run.store(RecordedRun(found, entries, declared, files, program_findings, verdicts, analyses_kept, frozenset(model.modules), model.function_names))
             prune(cache.folder)  # after a full pass only: a run answered from its record must stay quick
         return found
+
+    def _judged(self, model: ProjectModel, question: _Question, module: _Module) -> bool:
+        """The verdict on a local finding's question; no (the finding is dropped) where judging it fails."""
+        try:
+            return _verdict(model, question)
+        except Exception as error:
+            self.problems.append(internal_error(module.display, error))
+            return False
 
     def _module_findings(
         self, module: _Module, program_findings: Iterable[Finding], verdicts: Mapping[_Question, bool]
@@ -382,28 +413,67 @@ class Engine:
         return module.display
 
     def fix(self, projects: Sequence[_Project], unsafe: bool) -> tuple[list[Finding], int]:
-        """Apply fixes round after round until none applies; returns the findings left and the count fixed."""
+        """Apply fixes round after round until none applies; returns the findings left and the count
+        fixed. A file whose fixes fail, or whose fixed text the analysis then fails on, gets its text
+        back and is not fixed again: its fixes are lost, not the file."""
         fixed = 0
+        before: dict[int, tuple[str, int]] = {}  # a fixed module's text before its first fix, and the fixes since
+        broken: set[int] = set()
         for _ in range(MAX_FIX_ROUNDS):
             findings = self.findings(projects)
+            modules = [module for project in projects for module in project.modules]
+            if self._give_back(modules, before, broken):
+                fixed = sum(count for _, count in before.values())
+                continue
             by_path: dict[str, list[Finding]] = {}
             for finding in findings:
                 if applicable(finding, unsafe):
                     by_path.setdefault(finding.path, []).append(finding)
             progress = False
-            for project in projects:
-                for module in project.modules:
-                    fixes = [finding.fix for finding in by_path.get(module.display, ()) if finding.fix is not None]
-                    if not fixes:
-                        continue
+            for module in modules:
+                fixes = [finding.fix for finding in by_path.get(module.display, ()) if finding.fix is not None]
+                if not fixes or id(module) in broken:
+                    continue
+                try:
                     text, count = apply_fixes(module.text, fixes, validator_for(module.display))
-                    if count:
-                        module.text, module.analysis = text, None
-                        fixed += count
-                        progress = True
+                except Exception as error:
+                    self.problems.append(internal_error(module.display, error, "while fixing it"))
+                    broken.add(id(module))
+                    continue
+                if count:
+                    original, done = before.get(id(module), (module.text, 0))
+                    before[id(module)] = (original, done + count)
+                    module.text, module.analysis = text, None
+                    fixed += count
+                    progress = True
             if not progress:
                 return findings, fixed
         return self.findings(projects), fixed
+
+    def _give_back(self, modules: Sequence[_Module], before: dict[int, tuple[str, int]], broken: set[int]) -> bool:
+        """Give fixed modules whose analysis failed their text from before the fixes; whether any."""
+        failed = [module for module in modules if id(module) in before and _failed(module.analysis)]
+        for module in failed:
+            problem = module.analysis.problem  # type: ignore[union-attr]
+            self.problems.append(replace(problem, summary=f"after its fixes: {problem.summary}"))  # type: ignore[arg-type]
+            module.text, module.analysis = before.pop(id(module))[0], None
+            broken.add(id(module))
+        return bool(failed)
+
+
+def _project_display(project: _Project) -> str:
+    """The project's folder as paths are shown: relative to the current folder where it is inside."""
+    if project.root is None:
+        return "."
+    return display_path(project.root, Path.cwd().resolve())
+
+
+def _failure(module: _Module, error: Exception) -> FileAnalysis:
+    return FileAnalysis(module.display, [], None, problem=internal_error(module.display, error))
+
+
+def _failed(analysis: FileAnalysis | None) -> bool:
+    return analysis is not None and analysis.problem is not None and analysis.problem.kind == "error"
 
 
 def _question(finding: Finding, module: _Module) -> _Question | None:
@@ -582,10 +652,11 @@ def lint_paths(
     if add_noqa:
         return _add_noqa(engine, projects)
     if not (fix or diff):
-        return LintResult(_in_cells(engine.findings(projects), projects))
+        findings = engine.findings(projects)
+        return LintResult(_in_cells(findings, projects), problems=_problems(engine, projects))
     originals = {id(module): module.text for project in projects for module in project.modules}
     findings, fixed = engine.fix(projects, unsafe_fixes)
-    result = LintResult(_in_cells(findings, projects), fixed)
+    result = LintResult(_in_cells(findings, projects), fixed, problems=_problems(engine, projects))
     for module in _changed(projects, originals):
         if diff:
             before = originals[id(module)]
@@ -628,7 +699,14 @@ def _add_noqa(engine: Engine, projects: list[_Project]) -> LintResult:
         added += len(set(placed[display].values()) - failed.get(display, set()))
         if module.text != originals[display] and module.path is not None:
             write_atomically(module.path, module.notebook.updated(module.text) if module.notebook else module.text, module.encoding)
-    return LintResult(_in_cells(engine.findings(projects), projects), noqa_added=added)
+    findings = engine.findings(projects)
+    return LintResult(_in_cells(findings, projects), noqa_added=added, problems=_problems(engine, projects))
+
+
+def _problems(engine: Engine, projects: Iterable[_Project]) -> list[Problem]:
+    """The run's problems, each once, by path: the files' own and those of the project pass and fixing."""
+    found = [module.analysis.problem for project in projects for module in project.modules if module.analysis is not None and module.analysis.problem is not None]
+    return sorted(set(found + engine.problems), key=lambda problem: (problem.path, problem.kind, problem.summary))
 
 
 def _in_cells(findings: list[Finding], projects: Iterable[_Project]) -> list[Finding]:
@@ -656,7 +734,15 @@ def lint_source(
     text: str, path: str = "<string>.py", settings: Settings | None = None, *, honour_noqa: bool = True
 ) -> list[Finding]:
     """Lint one source text as a program of its own."""
-    return Engine(settings or Settings(), honour_noqa=honour_noqa).findings(_single(text, path))
+    return lint_text(text, path, settings, honour_noqa=honour_noqa).findings
+
+
+def lint_text(text: str, path: str = "<string>.py", settings: Settings | None = None, *, honour_noqa: bool = True) -> LintResult:
+    """Lint one source text as a program of its own: its findings, and what kept the analysis from it."""
+    projects = _single(text, path)
+    engine = Engine(settings or Settings(), honour_noqa=honour_noqa)
+    findings = engine.findings(projects)
+    return LintResult(findings, problems=_problems(engine, projects))
 
 
 def fix_source(text: str, path: str = "<string>.py", settings: Settings | None = None, unsafe: bool = False) -> str:

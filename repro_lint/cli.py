@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import click
@@ -14,6 +15,7 @@ from repro_lint.discovery import MissingPath
 from repro_lint.output import text
 from repro_lint.output.report import FORMATS, render_report, write_report
 from repro_lint.pages import page_text
+from repro_lint.problems import Problem
 from repro_lint.rules.catalog import CATALOG
 from repro_lint.workers import default_jobs
 
@@ -92,6 +94,7 @@ def _emit(report: str, output_file: Path | None, summary: str | None) -> None:
 )
 @click.option("--config", "config_file", type=click.Path(path_type=Path, dir_okay=False), help="Configuration file.")
 @click.option("--quiet", "-q", is_flag=True, help="Print findings only, no summary.")
+@click.option("--show-traceback", is_flag=True, help="Print the traceback of an internal error.")
 def check(
     paths: tuple[Path, ...],
     select: tuple[str, ...],
@@ -109,6 +112,7 @@ def check(
     jobs: int,
     config_file: Path | None,
     quiet: bool,
+    show_traceback: bool,
 ) -> None:
     """Lint PATHS (default: the current folder)."""
     targets = list(paths) or [Path(".")]
@@ -128,16 +132,36 @@ def check(
     if add_noqa and not quiet:
         # On standard error, as Ruff says it: standard output keeps the report's format.
         click.echo(f"Added {result.noqa_added} noqa directive{'' if result.noqa_added == 1 else 's'}.", err=True)
+    failed = _say_problems(result.problems, show_traceback)
     if diff:
         _emit("".join(result.diffs), output_file, None)
-        sys.exit(EXIT_FINDINGS if result.diffs and not exit_zero else EXIT_OK)
+        sys.exit(EXIT_ERROR if failed else EXIT_FINDINGS if result.diffs and not exit_zero else EXIT_OK)
 
     fixed = result.fixed if fix else None
     report = render_report(
-        output_format, result.findings, fixed=fixed, unsafe_fixes=unsafe_fixes, statistics=statistics, quiet=quiet
+        output_format, result.findings, fixed=fixed, unsafe_fixes=unsafe_fixes, statistics=statistics, quiet=quiet, problems=result.problems
     )
     _emit(report, output_file, None if quiet else text.summary(result.findings, fixed, unsafe_fixes))
-    sys.exit(EXIT_FINDINGS if result.findings and not exit_zero else EXIT_OK)
+    sys.exit(EXIT_ERROR if failed else EXIT_FINDINGS if result.findings and not exit_zero else EXIT_OK)
+
+
+def _say_problems(problems: Sequence[Problem], show_traceback: bool) -> bool:
+    """Tell on stderr what was not (fully) analysed; whether any of it is an internal error."""
+    errors = [problem for problem in problems if problem.kind == "error"]
+    for problem in problems:
+        if problem.kind == "error":
+            click.echo(f"error: repro-lint failed on {problem.path}: {problem.summary}", err=True)
+            if show_traceback and problem.traceback:
+                click.echo(problem.traceback.rstrip("\n"), err=True)
+        else:
+            click.echo(f"warning: repro-lint skipped {problem.path}: {problem.summary}", err=True)
+    if errors and not show_traceback:
+        click.echo(
+            "hint: every other finding was still reported; run again with --show-traceback to see where "
+            "repro-lint failed, and please report it with that traceback",
+            err=True,
+        )
+    return bool(errors)
 
 
 @main.command()

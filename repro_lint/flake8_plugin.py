@@ -28,13 +28,20 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from repro_lint.api import lint_paths, lint_source
+from repro_lint.api import LintResult, lint_paths, lint_text
 from repro_lint.config import ConfigError, Settings, load_settings
 from repro_lint.discovery import discover, project_root
 from repro_lint.rules.catalog import CATALOG
 from repro_lint.rules.base import Finding
+from repro_lint.rules.syntax import SyntaxErrorRule
+from repro_lint.source import Position
 
 PREFIX = "REP"
+_START = Position(1, 0)
+_PROBLEM = {
+    "error": "repro-lint failed on this file (an internal error; please report it): {}",
+    "skipped": "repro-lint skipped this file: {}",
+}
 
 try:
     _VERSION = metadata.version("repro-lint")
@@ -66,9 +73,19 @@ def _project_findings(
     `config_dir` is part of the cache key because Settings leave it out of their equality."""
     covered = frozenset(source.path for source in discover([root], settings))
     by_file: dict[Path, list[Finding]] = {}
-    for finding in lint_paths([root], settings, honour_noqa=honour_noqa).findings:
+    for finding in _with_problems(lint_paths([root], settings, honour_noqa=honour_noqa)):
         by_file.setdefault(_absolute(finding.path), []).append(finding)
     return covered, {path: tuple(findings) for path, findings in by_file.items()}
+
+
+def _with_problems(result: LintResult) -> list[Finding]:
+    """The findings, and one REP001 for each file repro-lint failed on or skipped: flake8 has no
+    other channel, and a plugin that raises stops flake8's whole run."""
+    told = [
+        Finding(SyntaxErrorRule.code, SyntaxErrorRule.name, _PROBLEM[problem.kind].format(problem.summary), problem.path, _START, _START)
+        for problem in result.problems
+    ]
+    return [*result.findings, *told]
 
 
 def findings_for(path: Path, settings: Settings, honour_noqa: bool = True) -> list[Finding]:
@@ -80,7 +97,7 @@ def findings_for(path: Path, settings: Settings, honour_noqa: bool = True) -> li
             return list(by_file.get(path, ()))
     # Outside a project, or a file the project walk skips (excluded, git-ignored): as the CLI does
     # for a file named on its command line.
-    found = lint_paths([path], settings, honour_noqa=honour_noqa).findings
+    found = _with_problems(lint_paths([path], settings, honour_noqa=honour_noqa))
     return [finding for finding in found if _absolute(finding.path) == path]
 
 
@@ -120,7 +137,7 @@ class Plugin:
             findings = findings_for(absolute, self._settings(absolute), self.honour_noqa)
         else:
             # Standard input (`flake8 -`): lint the text flake8 read, as a program of its own.
-            findings = lint_source("".join(self.lines), self.filename, self._settings(Path.cwd()), honour_noqa=self.honour_noqa)
+            findings = _with_problems(lint_text("".join(self.lines), self.filename, self._settings(Path.cwd()), honour_noqa=self.honour_noqa))
         for finding in findings:
             # flake8 wants 0-based columns from plugins (it prints column + 1), as Position has them.
             yield finding.start.line, finding.start.column, f"{finding.code} {finding.message}", type(self)

@@ -62,6 +62,8 @@ class _SyntacticRange:
         self.start = len(self.state.tokens)
 
     def __exit__(self, *exception: object) -> None:
+        if exception[0] is not None:
+            return  # the ranges inside were not all recorded: looking them up would hide the error
         state = self.state
         start = self.start if self.start_node is None else state.ranges[id(self.start_node)][0]
         end = len(state.tokens) if self.end_node is None else state.ranges[id(self.end_node)][1]
@@ -80,6 +82,8 @@ class _Parenthesized(_SyntacticRange):
         self.start = len(self.state.tokens)
 
     def __exit__(self, *exception: object) -> None:
+        if exception[0] is not None:
+            return
         super().__exit__(*exception)
         for rpar in self.node.rpar:  # type: ignore[attr-defined]
             rpar._codegen(self.state)

@@ -3,6 +3,7 @@ send back and every front-end reports, so that one file's trouble never costs th
 
 from __future__ import annotations
 
+import traceback
 from dataclasses import dataclass
 from typing import Literal
 
@@ -16,3 +17,10 @@ class Problem:
     kind: Literal["error", "skipped"]
     summary: str  # "ExceptionType: message", or why the file was skipped
     traceback: str = ""
+
+
+def internal_error(path: str, error: BaseException, during: str = "") -> Problem:
+    """An unexpected exception while working on `path` (`during`: which part of the work, such as a
+    rule's code), kept with its traceback for `--show-traceback`: a worker's would die with it."""
+    summary = f"{type(error).__name__}: {error}"
+    return Problem(path, "error", f"{during}: {summary}" if during else summary, "".join(traceback.format_exception(error)))

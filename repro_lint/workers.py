@@ -21,10 +21,12 @@ import os
 from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from multiprocessing.pool import AsyncResult
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 
 from repro_lint.file_analysis import FileAnalysis, ModuleIdentity
 from repro_lint.config import Settings
+from repro_lint.problems import Problem, internal_error
 from repro_lint.rules.base import Rule
 from repro_lint.source import unpacked
 
@@ -37,6 +39,7 @@ _QUEUED_PER_WORKER = 3
 # Measured on transformers' files, 2 jobs: with this process analysing too, 511 files took 0.95x the
 # time of two workers, 928 files 1.03x and 2,883 files 1.2x.
 HELPS_BELOW_FILES = 500
+_DIED = "the process analysing it died (a crash in a native library, or out of memory)"
 
 
 @dataclass(frozen=True)
@@ -63,7 +66,10 @@ class _Analyser:
         ]
 
     def __call__(self, task: Task) -> FileAnalysis:
-        return self.analyze(unpacked(task.source), task.display, task.identity, self.rules if task.report else [], self.settings)
+        try:
+            return self.analyze(unpacked(task.source), task.display, task.identity, self.rules if task.report else [], self.settings)
+        except Exception as error:  # one file's bug must not cost the other files' findings
+            return _failed(task, error)
 
 
 _worker: _Analyser | None = None
@@ -93,7 +99,8 @@ def default_jobs() -> int:
 
 def analyse_all(tasks: Sequence[Task], settings: Settings, jobs: int) -> Iterator[tuple[int, FileAnalysis]]:
     """Analyse `tasks` on `jobs` processes (in this one for `jobs` 1 or a handful of files), yielding
-    each task's index and analysis as soon as it is done, so that callers can keep it at once."""
+    each task's index and analysis as soon as it is done, so that callers can keep it at once. A file
+    whose analysis fails, or kills its worker, gets an analysis holding the problem instead."""
     if not tasks:
         return
     workers = min(jobs, len(tasks) // (POOL_MIN_FILES // 2) or 1)  # each worker earns its start-up
@@ -103,29 +110,68 @@ def analyse_all(tasks: Sequence[Task], settings: Settings, jobs: int) -> Iterato
             yield index, analyser(task)
         return
     # Largest files first, so that no worker is left parsing a big file while the others idle.
-    order = sorted(range(len(tasks)), key=lambda index: -len(tasks[index].source))
-    context = multiprocessing.get_context("spawn")
+    order = deque(sorted(range(len(tasks)), key=lambda index: -len(tasks[index].source)))
     if len(tasks) >= HELPS_BELOW_FILES:
-        with context.Pool(workers, initializer=_start_worker, initargs=(settings,)) as pool:
-            yield from zip(order, pool.imap(_run, [tasks[index] for index in order], chunksize=2))
-        return
-    # This process takes the smallest files from the other end, so that it is never long away from
-    # collecting; the workers get a few tasks queued each, not all of them, so the rest stay for it.
-    analyser = _Analyser(settings)
-    spawned = workers - 1
-    waiting = deque(order)
-    with context.Pool(spawned, initializer=_start_worker, initargs=(settings,)) as pool:
-        in_flight: list[tuple[int, AsyncResult[FileAnalysis]]] = []
+        yield from _on_pool(tasks, order, settings, workers, None)
+    else:
+        yield from _on_pool(tasks, order, settings, workers - 1, _Analyser(settings))
+
+
+def _on_pool(
+    tasks: Sequence[Task], waiting: deque[int], settings: Settings, spawned: int, analyser: _Analyser | None
+) -> Iterator[tuple[int, FileAnalysis]]:
+    """The pool's loop. Each worker has a few tasks queued, not all of them: with `analyser`, this
+    process takes the smallest files from the other end, so that it is never long away from
+    collecting; and a worker that dies (a crash in a native library, the kernel's out-of-memory
+    killer) takes down only the tasks then in flight, which are analysed again one by one, each in
+    a process of its own, to find the one that killed it."""
+    pool = _pool(spawned, settings)
+    in_flight: dict[Future[FileAnalysis], int] = {}
+    try:
         while waiting or in_flight:
             while waiting and len(in_flight) < _QUEUED_PER_WORKER * spawned:
                 index = waiting.popleft()
-                in_flight.append((index, pool.apply_async(_run, (tasks[index],))))
-            done = [entry for entry in in_flight if entry[1].ready()]
-            if not done and not waiting:
-                done = [in_flight[0]]
-            for entry in done:
-                in_flight.remove(entry)
-                yield entry[0], entry[1].get()
-            if waiting:
+                in_flight[pool.submit(_run, tasks[index])] = index
+            if analyser is not None and waiting:
                 index = waiting.pop()
                 yield index, analyser(tasks[index])
+                done = [future for future in in_flight if future.done()]
+            else:
+                done = list(wait(in_flight, return_when=FIRST_COMPLETED).done)
+            suspects = []
+            for future in done:
+                index = in_flight.pop(future)
+                try:
+                    yield index, future.result()
+                except BrokenProcessPool:
+                    suspects.append(index)
+                except Exception as error:  # the analysis could not be sent back (pickling)
+                    yield index, _failed(tasks[index], error)
+            if suspects:
+                suspects += in_flight.values()
+                in_flight.clear()
+                pool.shutdown(cancel_futures=True)
+                for index in sorted(suspects):
+                    yield index, _alone(tasks[index], settings)
+                pool = _pool(spawned, settings)
+    finally:
+        pool.shutdown(cancel_futures=True)
+
+
+def _pool(workers: int, settings: Settings) -> ProcessPoolExecutor:
+    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"), initializer=_start_worker, initargs=(settings,))
+
+
+def _alone(task: Task, settings: Settings) -> FileAnalysis:
+    """`task` analysed in a process of its own, whose death names this file."""
+    with _pool(1, settings) as pool:
+        try:
+            return pool.submit(_run, task).result()
+        except BrokenProcessPool:
+            return FileAnalysis(task.display, [], None, problem=Problem(task.display, "error", _DIED))
+        except Exception as error:
+            return _failed(task, error)
+
+
+def _failed(task: Task, error: Exception) -> FileAnalysis:
+    return FileAnalysis(task.display, [], None, problem=internal_error(task.display, error))

@@ -138,20 +138,13 @@ def test_this_process_analyses_its_share_beside_the_workers_in_smaller_runs(monk
 
     monkeypatch.setattr(workers._Analyser, "__call__", counting)
     processes = []
-    real_context = multiprocessing.get_context
+    real_pool = workers._pool
 
-    def recording(method=None):
-        context = real_context(method)
-        real_pool = context.Pool
+    def recording(processes_wanted, settings):
+        processes.append(processes_wanted)
+        return real_pool(processes_wanted, settings)
 
-        def pool(processes_wanted, *args, **kwargs):
-            processes.append(processes_wanted)
-            return real_pool(processes_wanted, *args, **kwargs)
-
-        monkeypatch.setattr(context, "Pool", pool)
-        return context
-
-    monkeypatch.setattr(workers.multiprocessing, "get_context", recording)
+    monkeypatch.setattr(workers, "_pool", recording)
     tasks = _tasks(workers.POOL_MIN_FILES)
     analysed = list(workers.analyse_all(tasks, Settings(), jobs=2))
     assert processes == [spawned]

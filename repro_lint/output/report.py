@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from repro_lint.output import github, json_output, sarif, text
+from repro_lint.problems import Problem
 from repro_lint.rules.base import Finding
 
 FORMATS = ("text", "json", "sarif", "github")
@@ -23,9 +24,12 @@ def render_report(
     unsafe_fixes: bool = False,
     statistics: bool = False,
     quiet: bool = False,
+    problems: Sequence[Problem] = (),
 ) -> str:
     """The whole report as text, each line ending in a newline (empty when there is nothing to say).
     Machine formats are the findings only: `--statistics` and the summary are for people."""
+    if output_format == "sarif":  # the one format with a place for what kept the run from its whole job
+        return sarif.render(findings, problems) + "\n"
     if output_format in MACHINE_FORMATS:
         rendered = MACHINE_FORMATS[output_format](findings)
         return rendered + "\n" if rendered else ""

@@ -12,6 +12,7 @@ from urllib.parse import quote
 
 from repro_lint.output.json_output import cell_location, finding_object
 from repro_lint.pages import page_text, page_url
+from repro_lint.problems import Problem
 from repro_lint.rules.catalog import CATALOG
 from repro_lint.rules.base import Finding
 
@@ -113,7 +114,20 @@ def result(finding: Finding, rule_index: int) -> dict[str, object]:
     return sarif
 
 
-def sarif_log(findings: Sequence[Finding]) -> dict[str, object]:
+def invocation(problems: Sequence[Problem]) -> dict[str, object]:
+    """Whether the run did its whole job, and, as notifications, the files it failed on or skipped."""
+    notifications = [
+        {
+            "level": "error" if problem.kind == "error" else "warning",
+            "message": {"text": f"repro-lint {'failed on' if problem.kind == 'error' else 'skipped'} this file: {problem.summary}"},
+            "locations": [{"physicalLocation": {"artifactLocation": {"uri": artifact_uri(problem.path)}}}],
+        }
+        for problem in problems
+    ]
+    return {"executionSuccessful": all(problem.kind != "error" for problem in problems), "toolExecutionNotifications": notifications}
+
+
+def sarif_log(findings: Sequence[Finding], problems: Sequence[Problem] = ()) -> dict[str, object]:
     codes = sorted({finding.code for finding in findings})
     index = {code: position for position, code in enumerate(codes)}
     driver: dict[str, object] = {"name": "repro-lint"}
@@ -126,9 +140,10 @@ def sarif_log(findings: Sequence[Finding]) -> dict[str, object]:
         # Positions count characters (code points), as LibCST does, not UTF-16 units (SARIF's default).
         "columnKind": "unicodeCodePoints",
         "results": [result(finding, index[finding.code]) for finding in findings],
+        "invocations": [invocation(problems)],
     }
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
 
 
-def render(findings: Sequence[Finding]) -> str:
-    return json.dumps(sarif_log(findings), indent=2)
+def render(findings: Sequence[Finding], problems: Sequence[Problem] = ()) -> str:
+    return json.dumps(sarif_log(findings, problems), indent=2)
