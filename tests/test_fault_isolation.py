@@ -204,3 +204,26 @@ def test_deeply_nested_code_is_a_finding_not_a_crash(tmp_path):
     before = {name: (root / name).read_text() for name in NESTED}
     _cli(root, "--jobs", "1", "--fix", "--unsafe-fixes", inject=False)
     assert {name: (root / name).read_text() for name in NESTED} == before
+
+
+def test_a_file_too_large_for_the_memory_budget_is_skipped_with_a_warning(tmp_path, monkeypatch):
+    monkeypatch.setattr(analysis, "MAX_TOKENS", 1_000)
+    generated = "".join(f"value_{index} = compute({index})\n" for index in range(200))  # 1,200 tokens
+    root = _project(tmp_path, {"table.py": generated + BENCHMARK, "train.py": BENCHMARK})
+    result = lint_paths([root], Settings(), fix=True, unsafe_fixes=True)
+    assert [(Path(problem.path).name, problem.kind) for problem in result.problems] == [("table.py", "skipped")]
+    assert "1,211 tokens; the limit is 1,000" in result.problems[0].summary
+    assert (root / "table.py").read_text() == generated + BENCHMARK
+    assert (root / "train.py").read_text() == BENCHMARK.replace("True", "False")
+
+    small = "".join(f"v{index} = {index}\n" for index in range(300))  # 900 tokens: analysed
+    (root / "table.py").write_text(small + BENCHMARK)
+    assert [Path(finding.path).name for finding in lint_paths([root], Settings()).findings] == ["table.py"]
+
+
+def test_a_skipped_file_is_a_warning_that_leaves_the_exit_code_to_the_findings(tmp_path):
+    generated = "".join(f"value_{index} = compute({index}, name='x{index}')\n" for index in range(10_000))  # 120,000 tokens
+    root = _project(tmp_path / "project", {"table.py": generated, "clean.py": "VALUE = 1\n"})
+    result = _cli(root, "--jobs", "1", inject=False)
+    assert result.returncode == 0
+    assert result.stderr == "warning: repro-lint skipped table.py: too large to analyse within repro-lint's memory budget (120,000 tokens; the limit is 100,000)\n"
