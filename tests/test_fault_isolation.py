@@ -227,3 +227,12 @@ def test_a_skipped_file_is_a_warning_that_leaves_the_exit_code_to_the_findings(t
     result = _cli(root, "--jobs", "1", inject=False)
     assert result.returncode == 0
     assert result.stderr == "warning: repro-lint skipped table.py: too large to analyse within repro-lint's memory budget (120,000 tokens; the limit is 100,000)\n"
+
+
+def test_github_annotations_carry_the_failing_file(tmp_path):
+    root = _project(tmp_path / "project", {"good.py": BENCHMARK, "bad.py": "# BOOM\n" + BENCHMARK})
+    result = _cli(root, "--output-format", "github", "--jobs", "1")
+    assert result.returncode == 2
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("::error file=good.py,line=2,")
+    assert lines[1] == "::error file=bad.py,title=repro-lint failed on this file::ValueError: injected failure"

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from repro_lint.output.json_output import cell_location, finding_object
+from repro_lint.problems import Problem
 from repro_lint.rules.base import Finding
 
 
@@ -33,5 +34,12 @@ def annotation(finding: Finding) -> str:
     return f"::error {listed}::{escape_data(message)}"
 
 
-def render(findings: Sequence[Finding]) -> str:
-    return "\n".join(annotation(finding) for finding in findings)
+def problem_annotation(problem: Problem) -> str:
+    """A file repro-lint failed on (an error) or skipped (a warning), annotated on the whole file."""
+    level, verb = ("error", "failed on") if problem.kind == "error" else ("warning", "skipped")
+    properties = f"file={escape_property(problem.path)},title=repro-lint {verb} this file"
+    return f"::{level} {properties}::{escape_data(problem.summary)}"
+
+
+def render(findings: Sequence[Finding], problems: Sequence[Problem] = ()) -> str:
+    return "\n".join([*(annotation(finding) for finding in findings), *(problem_annotation(problem) for problem in problems)])

@@ -14,6 +14,7 @@ from repro_lint.rules.base import Finding
 
 FORMATS = ("text", "json", "sarif", "github")
 MACHINE_FORMATS = {"json": json_output.render, "sarif": sarif.render, "github": github.render}
+_WITH_PROBLEMS = {"sarif": sarif.render, "github": github.render}
 
 
 def render_report(
@@ -28,8 +29,9 @@ def render_report(
 ) -> str:
     """The whole report as text, each line ending in a newline (empty when there is nothing to say).
     Machine formats are the findings only: `--statistics` and the summary are for people."""
-    if output_format == "sarif":  # the one format with a place for what kept the run from its whole job
-        return sarif.render(findings, problems) + "\n"
+    if output_format in _WITH_PROBLEMS:  # the formats with a place for what kept the run from its whole job
+        rendered = _WITH_PROBLEMS[output_format](findings, problems)
+        return rendered + "\n" if rendered else ""
     if output_format in MACHINE_FORMATS:
         rendered = MACHINE_FORMATS[output_format](findings)
         return rendered + "\n" if rendered else ""
