@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 import threading
 from collections.abc import Sequence
 
@@ -30,6 +31,9 @@ _PARSER_STACK = 512 * 1024 * 1024
 # tables. A file has no more tokens than characters, so only longer ones are counted.
 MAX_TOKENS = 100_000
 _TOKEN = re.compile(r"\w+|[^\w\s]")
+# The most Python frames the analysis's recursive walks take per level of the tree (a node's visit,
+# its fields' visits, its code generation and parentheses).
+_FRAMES_PER_LEVEL = 5
 _TOO_DEEP = "cannot parse: the code is nested too deeply for Python to compile it"
 _TOO_DEEP_TO_ANALYSE = "cannot analyse: the code is nested too deeply for repro-lint to follow"
 
@@ -132,8 +136,22 @@ def analyze(
         return _analyze_module(module, text, display, identity, rules, settings)
     except RecursionError:
         # Code CPython compiles, nested deeper than the analysis follows (LibCST's trees are walked
-        # by recursion; a chain of 500 `+` or `elif` nests 500 levels deep there).
-        return syntax_error(display, _TOO_DEEP_TO_ANALYSE, 1, 0)
+        # by recursion; a chain of 500 `+` or `elif` nests 500 levels deep there). In a shallow
+        # tree, the recursion is a bug of the analysis, to be reported as one.
+        if _deeper_than(module, sys.getrecursionlimit() // _FRAMES_PER_LEVEL):
+            return syntax_error(display, _TOO_DEEP_TO_ANALYSE, 1, 0)
+        raise
+
+
+def _deeper_than(module: cst.Module, levels: int) -> bool:
+    """Whether the tree nests more than `levels` deep (walked with a stack of its own)."""
+    stack: list[tuple[cst.CSTNode, int]] = [(module, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > levels:
+            return True
+        stack.extend((child, depth + 1) for child in node.children)
+    return False
 
 
 def _analyze_module(

@@ -236,3 +236,15 @@ def test_github_annotations_carry_the_failing_file(tmp_path):
     lines = result.stdout.splitlines()
     assert lines[0].startswith("::error file=good.py,line=2,")
     assert lines[1] == "::error file=bad.py,title=repro-lint failed on this file::ValueError: injected failure"
+
+
+def test_a_recursion_bug_on_shallow_code_is_an_internal_error_not_deep_nesting(tmp_path, monkeypatch):
+    def endless(*args):
+        return endless(*args)
+
+    monkeypatch.setattr(analysis, "FactsCollector", endless)
+    root = _project(tmp_path, {"train.py": BENCHMARK})
+    result = lint_paths([root], Settings())
+    assert result.findings == []
+    (problem,) = result.problems
+    assert problem.kind == "error" and problem.summary.startswith("RecursionError: maximum recursion depth exceeded")
