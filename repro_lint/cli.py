@@ -13,7 +13,7 @@ from repro_lint.cache import cache_folders, remove_caches
 from repro_lint.config import ConfigError, load_settings
 from repro_lint.discovery import MissingPath
 from repro_lint.output import text
-from repro_lint.output.report import FORMATS, render_report, write_report
+from repro_lint.output.report import FORMATS, errors, render_report, write_report
 from repro_lint.pages import page_text
 from repro_lint.problems import Problem
 from repro_lint.rules.catalog import CATALOG
@@ -141,7 +141,7 @@ def check(
     report = render_report(
         output_format, result.findings, fixed=fixed, unsafe_fixes=unsafe_fixes, statistics=statistics, quiet=quiet, problems=result.problems
     )
-    _emit(report, output_file, None if quiet else text.summary(result.findings, fixed, unsafe_fixes))
+    _emit(report, output_file, None if quiet else text.summary(result.findings, fixed, unsafe_fixes, errors(result.problems)))
     sys.exit(EXIT_ERROR if failed else EXIT_FINDINGS if result.findings and not exit_zero else EXIT_OK)
 
 

@@ -248,3 +248,10 @@ def test_a_recursion_bug_on_shallow_code_is_an_internal_error_not_deep_nesting(t
     assert result.findings == []
     (problem,) = result.problems
     assert problem.kind == "error" and problem.summary.startswith("RecursionError: maximum recursion depth exceeded")
+
+
+def test_the_summary_never_says_all_checks_passed_after_an_internal_error(tmp_path):
+    root = _project(tmp_path / "project", {"bad.py": "# BOOM\nVALUE = 1\n"})
+    result = _cli(root, "--jobs", "1")
+    assert result.returncode == 2
+    assert result.stdout == "No findings in what was analysed. 1 internal error: see above.\n"

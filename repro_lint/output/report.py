@@ -42,8 +42,12 @@ def render_report(
     else:
         lines = [text.finding_line(finding) for finding in findings]
         if not quiet:
-            lines.append(text.summary(findings, fixed, unsafe_fixes))
+            lines.append(text.summary(findings, fixed, unsafe_fixes, errors(problems)))
     return "".join(line + "\n" for line in lines)
+
+
+def errors(problems: Sequence[Problem]) -> int:
+    return sum(problem.kind == "error" for problem in problems)
 
 
 def _umask() -> int:

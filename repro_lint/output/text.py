@@ -17,13 +17,26 @@ def _plural(count: int) -> str:
     return f"{count} finding" if count == 1 else f"{count} findings"
 
 
-def summary(findings: Sequence[Finding], fixed: int | None, unsafe_fixes: bool) -> str:
+_PASSED = "All checks passed!"
+
+
+def summary(findings: Sequence[Finding], fixed: int | None, unsafe_fixes: bool, errors: int = 0) -> str:
+    """The closing line; with `errors` (internal errors on stderr), never "All checks passed!"."""
+    line = _summary(findings, fixed, unsafe_fixes)
+    if not errors:
+        return line
+    if line == _PASSED:
+        line = "No findings in what was analysed."
+    return f"{line} {errors} internal error{'' if errors == 1 else 's'}: see above."
+
+
+def _summary(findings: Sequence[Finding], fixed: int | None, unsafe_fixes: bool) -> str:
     if fixed is not None:
         if not findings:
-            return f"Found {_plural(fixed)} ({fixed} fixed, 0 remaining)." if fixed else "All checks passed!"
+            return f"Found {_plural(fixed)} ({fixed} fixed, 0 remaining)." if fixed else _PASSED
         return f"Found {_plural(fixed + len(findings))} ({fixed} fixed, {len(findings)} remaining)."
     if not findings:
-        return "All checks passed!"
+        return _PASSED
     safe = sum(1 for finding in findings if finding.fix and finding.fix.applicability is Applicability.SAFE)
     unsafe = sum(1 for finding in findings if finding.fix and finding.fix.applicability is Applicability.UNSAFE)
     if unsafe_fixes:
