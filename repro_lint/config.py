@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
 import sys
 from collections.abc import Iterable, Mapping
@@ -149,7 +150,7 @@ def load_config_file(path: Path) -> Settings:
 
 def find_config_file(start: Path) -> Path | None:
     """The nearest `repro-lint.toml`, or `pyproject.toml` with a `[tool.repro-lint]` table."""
-    folder = start.resolve()
+    folder = Path(os.path.realpath(start))  # Path.resolve raises on a symlink loop; discovery reports it
     if not folder.is_dir():
         folder = folder.parent
     for candidate_folder in (folder, *folder.parents):
