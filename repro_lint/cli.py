@@ -23,8 +23,8 @@ EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
 def _codes(values: tuple[str, ...]) -> list[str]:
-    """`--select A,B --select C` -> [A, B, C]."""
-    return [code.strip() for value in values for code in value.split(",") if code.strip()]
+    """`--select A,B --select C` -> [A, B, C]; an empty code stays, for the check to refuse."""
+    return [code.strip() for value in values for code in value.split(",")]
 
 
 def _fail(message: str) -> None:

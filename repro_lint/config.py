@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
 import sys
 from collections.abc import Iterable, Mapping
@@ -77,6 +78,8 @@ def expand_codes(selectors: Iterable[str]) -> set[str]:
 
 def check_codes(selectors: Iterable[str], where: str) -> None:
     for selector in selectors:
+        if not selector:  # a prefix of every code: it would select or ignore them all
+            raise ConfigError(f"empty rule code in {where}; `repro-lint rules` lists the codes")
         if not expand_codes([selector]):
             raise ConfigError(f"unknown rule code or prefix {selector!r} in {where}; `repro-lint rules` lists them")
 
@@ -129,15 +132,32 @@ def settings_from_table(table: Mapping[str, object], where: str, config_dir: Pat
     )
 
 
-def load_config_file(path: Path) -> Settings:
+def _read_toml(path: Path) -> dict[str, object]:
+    """The document, read as `tomllib.load` reads a file: its bytes must be UTF-8, as TOML requires."""
     try:
-        document = tomllib.loads(path.read_text(encoding="utf-8"))
+        raw = path.read_bytes()
     except OSError as error:
         raise ConfigError(f"cannot read config file {path}: {error.strerror or error}") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = raw.count(b"\n", 0, error.start) + 1
+        raise ConfigError(f"{path}: invalid TOML: not valid UTF-8 (byte 0x{raw[error.start]:02x} on line {line})") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: invalid TOML: {error}") from None
+    except RecursionError:  # tomllib recurses once per level of nested arrays and inline tables
+        raise ConfigError(f"{path}: cannot read: arrays or inline tables nested too deeply") from None
+
+
+def load_config_file(path: Path) -> Settings:
+    document = _read_toml(path)
     if path.name == "pyproject.toml":
-        table = document.get("tool", {}).get("repro-lint", {})
+        tool = document.get("tool", {})
+        if not isinstance(tool, dict):
+            raise ConfigError(f"{path}: `tool` must be a table")
+        table = tool.get("repro-lint", {})
         where = f"{path}: [tool.repro-lint]"
     else:
         table = document
@@ -149,7 +169,7 @@ def load_config_file(path: Path) -> Settings:
 
 def find_config_file(start: Path) -> Path | None:
     """The nearest `repro-lint.toml`, or `pyproject.toml` with a `[tool.repro-lint]` table."""
-    folder = start.resolve()
+    folder = Path(os.path.realpath(start))  # Path.resolve raises on a symlink loop; discovery reports it
     if not folder.is_dir():
         folder = folder.parent
     for candidate_folder in (folder, *folder.parents):
@@ -163,10 +183,14 @@ def find_config_file(start: Path) -> Path | None:
 
 
 def _has_tool_table(pyproject: Path) -> bool:
+    """Whether the file has a `[tool.repro-lint]` header. A byte that is not UTF-8 can neither make
+    nor hide that ASCII header, so such a file is still found, and loading it says what is wrong
+    instead of dropping its settings; a file that cannot be read might configure repro-lint too.
+    Ruff stops on both alike."""
     try:
-        text = pyproject.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return False
+        text = pyproject.read_bytes().decode("utf-8", errors="replace")
+    except OSError:
+        return True
     return re.search(r"^\[tool\.repro-lint[\].]", text, re.MULTILINE) is not None
 
 

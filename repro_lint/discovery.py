@@ -2,20 +2,27 @@
 
 from __future__ import annotations
 
+import ast
+import errno
 import fnmatch
 import os
 import re
+import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 from repro_lint.config import Settings
+from repro_lint.knowledge import load
 
 # Launch scripts and configs are scanned for the settings the rules name (repro_lint/sources/).
 SCANNED_SUFFIXES = (".sh", ".yaml", ".yml", ".json")
 LINTED_SUFFIXES = (".py", ".ipynb", *SCANNED_SUFFIXES)
-PROJECT_MARKERS = ("pyproject.toml", "setup.py", ".git")
+PROJECT_MARKERS = ("pyproject.toml", "setup.cfg", ".git")
+# A `setup.py` marks a project root only when it is a build script: a module may be named so too.
+BUILD_SCRIPT = "setup.py"
+_SETUP_CALLS = frozenset(load("file_listing.json")["build_script_calls"])
 # Ruff's default excludes, plus our cache and notebook checkpoints.
 DEFAULT_EXCLUDE = (
     ".bzr", ".direnv", ".eggs", ".git", ".git-rewrite", ".hg", ".ipynb_checkpoints", ".mypy_cache", ".nox",
@@ -25,7 +32,7 @@ DEFAULT_EXCLUDE = (
 
 
 class MissingPath(Exception):
-    pass
+    """A path given on the command line that cannot be linted: missing, a symlink loop, unreadable."""
 
 
 @dataclass(frozen=True)
@@ -149,23 +156,43 @@ def display_path(path: Path, cwd: Path) -> str:
 
 
 def walk(folder: Path, excluder: Excluder, ignores: tuple[_GitIgnore, ...] = ()) -> Iterator[Path]:
-    """Lintable files under `folder`, sorted, honouring `.gitignore` files and excludes."""
+    """Lintable files under `folder`, sorted, honouring `.gitignore` files and excludes. A stack of
+    open folders, not recursion: a tree may nest deeper than Python's recursion limit."""
+    pending = [_listing(folder, ignores)]
+    while pending:
+        entries, ignores = pending[-1]
+        entry = next(entries, None)
+        if entry is None:
+            pending.pop()
+            continue
+        path = Path(entry.path)
+        is_dir = entry.is_dir(follow_symlinks=False)
+        if excluder.excluded(path) or _ignored(path, is_dir, ignores):
+            continue
+        if is_dir:
+            pending.append(_listing(path, ignores))
+        elif path.suffix in LINTED_SUFFIXES and _is_file(entry):
+            yield path
+
+
+def _listing(folder: Path, ignores: tuple[_GitIgnore, ...]) -> tuple[Iterator[os.DirEntry[str]], tuple[_GitIgnore, ...]]:
+    """A folder's entries sorted by name, and the `.gitignore` files that apply to them."""
     own = _read_gitignore(folder)
     if own is not None:
         ignores = (*ignores, own)
     try:
         entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
     except OSError:
-        return
-    for entry in entries:
-        path = Path(entry.path)
-        is_dir = entry.is_dir(follow_symlinks=False)
-        if excluder.excluded(path) or _ignored(path, is_dir, ignores):
-            continue
-        if is_dir:
-            yield from walk(path, excluder, ignores)
-        elif entry.is_file() and path.suffix in LINTED_SUFFIXES:
-            yield path
+        entries = []
+    return iter(entries), ignores
+
+
+def _is_file(entry: os.DirEntry[str]) -> bool:
+    """A file, or a link to one. A link in a loop leads to no file: it is passed over, as git and Ruff do."""
+    try:
+        return entry.is_file()
+    except OSError:
+        return False
 
 
 def _inherited_ignores(folder: Path) -> tuple[_GitIgnore, ...]:
@@ -173,7 +200,7 @@ def _inherited_ignores(folder: Path) -> tuple[_GitIgnore, ...]:
     root = project_root(folder)
     if root is None:
         return ()
-    chain = [parent for parent in (folder.parent, *folder.parent.parents) if parent == root or root in parent.parents]
+    chain = [root / above for above in folder.relative_to(root).parents]
     return tuple(ignore for parent in reversed(chain) if (ignore := _read_gitignore(parent)) is not None)
 
 
@@ -182,8 +209,7 @@ def discover(paths: Sequence[Path], settings: Settings) -> list[SourcePath]:
     cwd = Path.cwd().resolve()
     found: dict[Path, SourcePath] = {}
     for given in paths:
-        if not given.exists():
-            raise MissingPath(f"{given}: no such file or folder")
+        _check_given(given)
         absolute = given.resolve()
         if absolute.is_dir():
             for path in walk(absolute, excluder, _inherited_ignores(absolute)):
@@ -194,12 +220,63 @@ def discover(paths: Sequence[Path], settings: Settings) -> list[SourcePath]:
     return sorted(found.values(), key=lambda source: source.display)
 
 
+def _check_given(given: Path) -> None:
+    try:
+        given.stat()
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise MissingPath(f"{given}: symlink loop") from None
+        if error.errno in (errno.ENOENT, errno.ENOTDIR):
+            raise MissingPath(f"{given}: no such file or folder") from None
+        raise MissingPath(f"{given}: {(error.strerror or str(error)).lower()}") from None
+
+
 @lru_cache(maxsize=4096)
 def project_root(folder: Path) -> Path | None:
-    """The nearest folder holding pyproject.toml, setup.py or .git; None outside any project."""
-    if any((folder / marker).exists() for marker in PROJECT_MARKERS):
-        return folder
-    return None if folder.parent == folder else project_root(folder.parent)  # each folder of a tree asked once
+    """The nearest folder holding pyproject.toml, setup.cfg, .git or a build script's setup.py; None
+    outside any project."""
+    return next((candidate for candidate in (folder, *folder.parents) if _marks_root(candidate)), None)
+
+
+@lru_cache(maxsize=4096)
+def _marks_root(folder: Path) -> bool:  # each folder of a tree asked once
+    return any((folder / marker).exists() for marker in PROJECT_MARKERS) or _is_build_script(folder / BUILD_SCRIPT)
+
+
+def _is_build_script(path: Path) -> bool:
+    """A `setup.py` that calls setuptools' or distutils' `setup()`, anywhere in it (fairseq calls it
+    from a `do_setup()` function; pytorch-lightning's trainer/setup.py, a module, calls none). Read with
+    `ast`, which resolves the imports' aliases and passes over comments and strings as a text search
+    would not; a file Python 3 cannot parse (an old build script's `print "..."`) keeps the name's
+    meaning."""
+    try:
+        with warnings.catch_warnings():  # an invalid escape in its strings is not ours to report
+            warnings.simplefilter("ignore")
+            tree = ast.parse(path.read_bytes())
+    except OSError:
+        return False
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return True
+    imported: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                bound = alias.asname or alias.name.partition(".")[0]  # `import a.b` binds `a`
+                imported[bound] = alias.name if alias.asname else bound
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            imported.update((alias.asname or alias.name, f"{node.module}.{alias.name}") for alias in node.names)
+    return any(isinstance(node, ast.Call) and _qualified(node.func, imported) in _SETUP_CALLS for node in ast.walk(tree))
+
+
+def _qualified(func: ast.expr, imported: dict[str, str]) -> str | None:
+    """`st.setup` after `import setuptools as st` -> `setuptools.setup`; None for other callees."""
+    parts: list[str] = []
+    while isinstance(func, ast.Attribute):
+        parts.append(func.attr)
+        func = func.value
+    if not isinstance(func, ast.Name) or func.id not in imported:
+        return None
+    return ".".join([imported[func.id], *reversed(parts)])
 
 
 def project_files(root: Path, settings: Settings) -> list[Path]:

@@ -1,8 +1,13 @@
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
+from click.testing import CliRunner
 
 from repro_lint.api import lint_paths
+from repro_lint.cli import main
 from repro_lint.registry import REGISTRY
 from repro_lint.config import ConfigError, Settings, find_config_file, load_config_file, load_settings
 
@@ -45,11 +50,21 @@ def test_pyproject_without_table_is_skipped(project, tmp_path):
         ('select = "REP2"', "`select` must be a list of strings"),
         ('target-torch-version = "two"', "`target-torch-version` must be a version string"),
         ('[tool.repro-lint.per-file-ignores]\n"a.py" = ["XYZ1"]', "unknown rule code or prefix 'XYZ1'"),
+        ('select = [""]', "empty rule code in .*`select`"),
+        ('ignore = ["REP1", ""]', "empty rule code in .*`ignore`"),
+        ('[tool.repro-lint.per-file-ignores]\n"a.py" = [""]', "empty rule code in .*`per-file-ignores.a.py`"),
+        ("select = [1, 2]", "`select` must be a list of strings"),
+        ('seed-helpers = [["a"]]', "`seed-helpers` must be a list of strings"),
+        ("exclude = true", "`exclude` must be a list of strings"),
+        ('per-file-ignores = ["a.py"]', "`per-file-ignores` must be a table"),
+        ('[tool.repro-lint.per-file-ignores]\n"a.py" = "REP1"', "`a.py` must be a list of strings"),
+        ('[tool.repro-lint.per-file-ignores.tests]\nx = ["REP1"]', "`tests` must be a list of strings"),
+        ("target-torch-version = 2.1", "`target-torch-version` must be a version string"),
     ],
 )
 def test_bad_config_names_the_key(project, table, message):
     root = project({"train.py": BENCH}, f"[tool.repro-lint]\n{table}\n")
-    with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace("(", r"\(")):
+    with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace("(", r"\(").replace(".a.py", r"\.a\.py")):
         load_config_file(root / "pyproject.toml")
 
 
@@ -57,6 +72,63 @@ def test_invalid_toml_is_a_config_error(project):
     root = project({"train.py": BENCH}, "[tool.repro-lint\nselect = [")
     with pytest.raises(ConfigError, match="invalid TOML"):
         load_config_file(root / "pyproject.toml")
+
+
+@pytest.mark.parametrize(
+    "document, message",
+    [
+        ("tool = 1\n", "pyproject.toml: `tool` must be a table"),
+        ('[tool]\nrepro-lint = ["REP2"]\n', r"pyproject.toml: \[tool.repro-lint\] must be a table"),
+        ('[tool.repro-lint]\nselect = ' + "[" * 5_000 + "]" * 5_000 + "\n", "nested too deeply"),
+        ("[tool.repro-lint]\nx = " + "{a = " * 5_000 + "1" + "}" * 5_000 + "\n", "nested too deeply"),
+    ],
+)
+def test_config_file_of_the_wrong_shape(project, document, message):
+    root = project({"train.py": BENCH}, document)
+    with pytest.raises(ConfigError, match=message):
+        load_config_file(root / "pyproject.toml")
+    result = CliRunner().invoke(main, ["check", "--config", str(root / "pyproject.toml"), str(root)])
+    assert result.exit_code == 2 and result.stderr.startswith("repro-lint: error: ") and "Traceback" not in result.stderr
+
+
+def test_pyproject_not_utf8_is_a_config_error_not_ignored(project):
+    # One Latin-1 byte in a comment: the settings below it must not silently stop applying.
+    root = project({"train.py": BENCH})
+    (root / "pyproject.toml").write_bytes(b'# caf\xe9\n[tool.repro-lint]\nignore = ["REP301"]\n')
+    assert find_config_file(root) == root / "pyproject.toml"
+    message = f"{root / 'pyproject.toml'}: invalid TOML: not valid UTF-8 (byte 0xe9 on line 1)"
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        load_settings(None, root)
+    result = CliRunner().invoke(main, ["check", str(root)])
+    assert (result.exit_code, result.stderr) == (2, f"repro-lint: error: {message}\n")
+
+
+def test_pyproject_not_utf8_without_a_table_is_skipped(project):
+    root = project({"pkg/train.py": BENCH}, "[tool.repro-lint]\n")
+    (root / "pkg" / "pyproject.toml").write_bytes(b"# caf\xe9\n[project]\nname = 'x'\n")
+    assert find_config_file(root / "pkg") == root / "pyproject.toml"
+
+
+def test_unreadable_pyproject_is_a_config_error(project, monkeypatch):
+    root = project({"train.py": BENCH}, '[tool.repro-lint]\nselect = ["REP2"]\n')
+    real = Path.read_bytes
+
+    def read_bytes(path: Path) -> bytes:
+        if path.name == "pyproject.toml":
+            raise PermissionError(13, "Permission denied")
+        return real(path)
+
+    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    with pytest.raises(ConfigError, match="cannot read config file .*pyproject.toml: Permission denied"):
+        load_settings(None, root)
+
+
+@pytest.mark.parametrize("option", ["--select=", "--select=REP3,", "--extend-select= ", "--ignore=,REP2"])
+def test_empty_code_on_the_command_line(project, option):
+    root = project({"train.py": BENCH})
+    result = CliRunner().invoke(main, ["check", option, str(root)])
+    assert result.exit_code == 2
+    assert result.stderr == f"repro-lint: error: empty rule code in {option.split('=')[0]}; `repro-lint rules` lists the codes\n"
 
 
 def test_per_file_ignores_apply_to_findings(project):

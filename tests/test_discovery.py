@@ -4,6 +4,9 @@ from pathlib import Path
 
 import pytest
 
+from click.testing import CliRunner
+
+from repro_lint.cli import main
 from repro_lint.config import Settings
 from repro_lint.discovery import MissingPath, discover, project_root
 
@@ -61,3 +64,70 @@ def test_missing_path(tmp_path):
 def test_project_root(project):
     root = project({"a/b/c.py": ""})
     assert project_root(root / "a" / "b") == root
+
+
+def test_symlink_loops_in_the_tree_are_passed_over(project):
+    root = project({"a.py": "", "pkg/b.py": ""})
+    (root / "self.py").symlink_to("self.py")
+    (root / "pkg" / "c.yaml").symlink_to("d.yaml")
+    (root / "pkg" / "d.yaml").symlink_to("c.yaml")
+    (root / "pkg" / "up").symlink_to("..")
+    (root / "link.py").symlink_to("a.py")  # a link to a file is linted, as before
+    assert _names(root) == ["a.py", "link.py", "pkg/b.py"]
+
+
+@pytest.mark.parametrize("link", ["self.py", "self.py/x.py"])
+def test_symlink_loop_given_explicitly_is_a_clear_error(project, link):
+    root = project({"a.py": ""})
+    (root / "self.py").symlink_to("self.py")
+    with pytest.raises(MissingPath, match="symlink loop"):
+        discover([root / link], Settings())
+    result = CliRunner().invoke(main, ["check", str(root / link)])
+    assert result.exit_code == 2
+    assert result.stderr == f"repro-lint: error: {root / link}: symlink loop\n"
+
+
+def test_tree_deeper_than_the_recursion_limit(project):
+    root = project({})
+    folders = [root]
+    for _ in range(1200):  # one level at a time: Path.mkdir(parents=True) and shutil.rmtree recurse
+        folders.append(folders[-1] / "d")
+        folders[-1].mkdir()
+    (folders[-1] / "train.py").write_text("")
+    try:
+        deep = "/".join(["d"] * 1200)
+        assert _names(root) == [f"{deep}/train.py"]
+        assert project_root(folders[-1]) == root
+    finally:
+        (folders[-1] / "train.py").unlink()
+        for folder in reversed(folders[1:]):
+            folder.rmdir()
+
+
+TRAINER_SETUP = '''\
+"""Houses the methods used to set up the Trainer."""
+from lightning.pytorch.utilities import rank_zero_info
+
+
+def _init_profiler(trainer, profiler):
+    trainer.profiler = profiler or setup(trainer)
+'''
+
+
+@pytest.mark.parametrize(
+    "files, marks_root",
+    [
+        ({"setup.py": TRAINER_SETUP}, False),  # pytorch-lightning's trainer/setup.py, a module
+        ({"setup.py": "# setup(name='x') from setuptools\nimport os\n"}, False),
+        ({"setup.py": "from setuptools import setup, find_packages\nsetup(name='x', packages=find_packages())\n"}, True),
+        ({"setup.py": "import setuptools as st\n\ndef do_setup():\n    st.setup(name='x')\n\nif __name__ == '__main__':\n    do_setup()\n"}, True),
+        ({"setup.py": "from distutils.core import setup as build\nbuild(name='x')\n"}, True),
+        ({"setup.py": "import distutils.core\ndistutils.core.setup(name='x')\n"}, True),
+        ({"setup.py": "from setuptools import setup\nprint 'building'\nsetup(name='x')\n"}, True),  # Python 2
+        ({"setup.cfg": "[metadata]\nname = x\n"}, True),
+        ({"pyproject.toml": ""}, True),
+    ],
+)
+def test_project_root_markers(project, files, marks_root):
+    root = project({**{f"sub/{name}": text for name, text in files.items()}, "sub/call.py": ""})
+    assert project_root(root / "sub") == (root / "sub" if marks_root else root)

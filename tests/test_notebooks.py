@@ -349,6 +349,7 @@ def test_a_cell_that_does_not_parse_is_named_and_nothing_is_written(repo):
         ('["a list"]', "not a Jupyter notebook: no `cells` list (nbformat 4 is read)"),
         ('{"cells": [{"cell_type": "code", "source": 3}]}', "cell 1: `source` must be a string or a list of strings"),
         ('{"cells": ["text"]}', "cell 1 is not a JSON object"),
+        ('{"cells": [], "metadata": ' + "[" * 100_000 + "]" * 100_000 + "}", "not read: its JSON is nested too deeply"),
     ],
 )
 def test_json_that_is_not_a_notebook(text, message):

@@ -10,7 +10,11 @@ from click.testing import CliRunner
 from repro_lint.api import fix_source, lint_paths, lint_source
 from repro_lint.cli import main
 from repro_lint.config import Settings
+from repro_lint.file_analysis import FileAnalysis
+from repro_lint.problems import Problem
+from repro_lint.sources import scanner_for
 from repro_lint.sources.shell_lexer import lex
+from repro_lint.suppression import Suppressions
 
 SELECT = Settings(select=("REP305", "REP308", "REP001"))
 
@@ -317,6 +321,65 @@ def test_unparsable_files_give_rep001(name, text, expected):
 def test_unrelated_broken_configs_are_not_parsed():
     # Files that mention none of the settings are never parsed, so templates (Helm, Jinja) stay quiet.
     assert lint_file("{{- if .Values.x }}\nkey: {{ .Values.y }}\n", "chart.yaml") == []
+
+
+# --- configs beyond the bounds: aliases, nesting, size ---------------------------------------------
+
+FLASH = "use_flash_attn: true\n"
+
+
+def scan(text: str, name: str) -> FileAnalysis:
+    scanner = scanner_for(name)
+    assert scanner is not None
+    return scanner(text, name)
+
+
+@pytest.mark.parametrize("anchored", ["a: &a [*a]\n", "a: &a {b: *a, c: [*a]}\n"])
+def test_recursive_alias_is_scanned_once(anchored):
+    analysis = scan(anchored + FLASH, "loop.yaml")
+    assert [(finding.code, finding.start.line) for finding in analysis.findings] == [("REP305", 2)]
+    assert analysis.problem is None
+
+
+def test_billion_laughs_is_not_expanded():
+    # Nine levels of ten aliases: 10**9 nodes if walked as a tree, a few dozen as the graph they are.
+    levels = ["l0: &l0 [lol]", *(f"l{level}: &l{level} [{', '.join([f'*l{level - 1}'] * 10)}]" for level in range(1, 10))]
+    analysis = scan("\n".join(levels) + "\nmodel: &m {" + FLASH.strip() + "}\nagain: *m\n", "laughs.yaml")
+    assert [(finding.code, finding.start.line) for finding in analysis.findings] == [("REP305", 11)]
+    assert analysis.problem is None
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "reason"),
+    [
+        ("deep.yaml", FLASH + "x: " + "[" * 1_000 + "]" * 1_000 + "\n", "nested more than 100 levels deep"),
+        ("deep.yaml", FLASH + "x: " + "[" * 99 + "1" + "]" * 99 + "\n", "nested more than 100 levels deep"),  # 101 levels
+        ("deep.json", '{"use_flash_attn": true, "x": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested more than 100 levels deep"),
+        ("deep.json", '{"use_flash_attn": true, "x": ' + "[" * 500 + "]" * 500 + "}", "nested more than 100 levels deep"),
+        ("wide.yaml", FLASH + "x: [" + "1, " * 100_000 + "]\n", "more than 100,000 nodes"),
+        ("large.yaml", FLASH + "x: " + "y" * 2_000_000 + "\n", "larger than 2,000,000 characters"),
+        ("large.json", '{"use_flash_attn": true, "x": "' + "y" * 2_000_000 + '"}', "larger than 2,000,000 characters"),
+    ],
+)
+def test_configs_beyond_the_bounds_are_skipped_with_the_reason(name, text, reason):
+    analysis = scan(text, name)
+    assert analysis.findings == []
+    assert analysis.problem == Problem(name, "skipped", reason)
+
+
+def test_configs_within_the_bounds_are_scanned():
+    nested = "x: " + "[" * 97 + "{" + FLASH.strip() + "}" + "]" * 97 + "\n"  # 100 levels
+    analysis = scan(nested, "nested.yaml")
+    assert [finding.code for finding in analysis.findings] == ["REP305"] and analysis.problem is None
+    # A large file naming no setting the rules read has nothing to find: no reason to warn.
+    assert scan("x: " + "y" * 2_000_000 + "\n", "data.yaml") == FileAnalysis("data.yaml", [], None, Suppressions())
+
+
+def test_noqa_inside_a_scalar_is_no_comment():
+    before = "".join(f"k{index}: 'v # {index}'\n" for index in range(3))
+    inside = before + "m: {use_flash_attn: true, note: 'a # noqa: REP305'}\n"
+    assert lint_file(inside, "m.yaml") == [("REP305", 4, 4)]
+    assert lint_file(before + "m: {use_flash_attn: true, note: 'a'}  # noqa: REP305\n", "m.yaml") == []
 
 
 # --- the engine: discovery, project files, output ------------------------------------------------

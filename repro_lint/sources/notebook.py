@@ -205,6 +205,8 @@ def read(raw: str) -> Notebook:
         document = json.loads(raw)
     except json.JSONDecodeError as error:
         raise NotebookError(f"not valid JSON: {error.msg}", error.lineno, error.colno - 1) from None
+    except RecursionError:  # the decoder recurses once per level of nesting
+        raise NotebookError("not read: its JSON is nested too deeply") from None
     if not isinstance(document, dict) or not isinstance(document.get("cells"), list):
         raise NotebookError("not a Jupyter notebook: no `cells` list (nbformat 4 is read)")
     if not _python_kernel(document.get("metadata")):

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from repro_lint.file_analysis import FileAnalysis
+from repro_lint.problems import Problem
 from repro_lint.rules.base import Applicability, Edit, Finding, Fix
 from repro_lint.rules.catalog import CATALOG
 from repro_lint.source import LineIndex
@@ -27,6 +28,11 @@ class Report:
 
 def empty(display: str) -> FileAnalysis:
     return FileAnalysis(display, [], None, Suppressions())
+
+
+def skipped(display: str, reason: str) -> FileAnalysis:
+    """A file the scanner refuses by design (too large, too deep to read within bounds)."""
+    return FileAnalysis(display, [], None, Suppressions(), Problem(display, "skipped", reason))
 
 
 def analysis(display: str, text: str, reports: Iterable[Report], suppressions: Suppressions) -> FileAnalysis:
