@@ -22,7 +22,7 @@ from repro_lint.declared import Declared, declared
 from repro_lint.discovery import SCANNED_SUFFIXES, SourcePath, discover, display_path, project_files, project_root
 from repro_lint.facts_shift import same_but_for_moved_lines, without_calls, without_imports, without_unseen_functions
 from repro_lint.file_analysis import FileAnalysis, ModuleIdentity, syntax_error
-from repro_lint.fixes import MAX_FIX_ROUNDS, applicable, apply_fixes, unified_diff, write_atomically
+from repro_lint.fixes import MAX_FIX_ROUNDS, NotWritten, applicable, apply_fixes, unified_diff, write_atomically
 from repro_lint.heap import collector_paused, kept_out_of_collections
 from repro_lint.module_names import ModuleNames
 from repro_lint.problems import Problem
@@ -592,7 +592,10 @@ def lint_paths(
             result.diffs.append(module.notebook.diff(module.display, module.text) if module.notebook else unified_diff(module.display, before, module.text))
         elif module.path is not None:
             text = module.notebook.updated(module.text) if module.notebook else module.text
-            write_atomically(module.path, text, module.encoding)
+            try:
+                write_atomically(module.path, text, module.encoding, module.notebook.raw if module.notebook else originals[id(module)])
+            except NotWritten as error:
+                result.problems.append(Problem(module.display, "skipped", f"not fixed: {error.reason}"))
     return result
 
 
@@ -618,7 +621,7 @@ def _add_noqa(engine: Engine, projects: list[_Project]) -> LintResult:
     for finding in engine.findings(projects):
         if finding.code in wanted.get(finding.path, {}).get(finding.start.line, ()) and finding.start.line in placed[finding.path]:
             failed.setdefault(finding.path, set()).add(placed[finding.path][finding.start.line])
-    added = 0
+    added, problems = 0, []
     for display, module in modules.items():
         if display in failed:
             lines, old = module.text.split("\n"), originals[display].split("\n")
@@ -627,8 +630,12 @@ def _add_noqa(engine: Engine, projects: list[_Project]) -> LintResult:
             module.text, module.analysis = "\n".join(lines), None
         added += len(set(placed[display].values()) - failed.get(display, set()))
         if module.text != originals[display] and module.path is not None:
-            write_atomically(module.path, module.notebook.updated(module.text) if module.notebook else module.text, module.encoding)
-    return LintResult(_in_cells(engine.findings(projects), projects), noqa_added=added)
+            text, read = (module.notebook.updated(module.text), module.notebook.raw) if module.notebook else (module.text, originals[display])
+            try:
+                write_atomically(module.path, text, module.encoding, read)
+            except NotWritten as error:
+                problems.append(Problem(display, "skipped", f"not written: {error.reason}"))
+    return LintResult(_in_cells(engine.findings(projects), projects), noqa_added=added, problems=problems)
 
 
 def _in_cells(findings: list[Finding], projects: Iterable[_Project]) -> list[Finding]:

@@ -63,7 +63,7 @@ def test_atomic_write_keeps_mode_and_leaves_no_temporary(tmp_path):
     path = tmp_path / "train.py"
     path.write_text("old\n")
     os.chmod(path, 0o750)
-    write_atomically(path, "new\n")
+    write_atomically(path, "new\n", "utf-8", "old\n")
     assert path.read_text() == "new\n"
     assert stat.S_IMODE(path.stat().st_mode) == 0o750
     assert [p.name for p in tmp_path.iterdir()] == ["train.py"]
