@@ -58,6 +58,7 @@ class SeedMove:
 @dataclass(frozen=True)
 class EntryFixFacts:
     newline: str
+    indent: str  # one level of the module's indentation, for blocks a fix adds
     import_line: Line
     torch_import_line: Line | None
     os_import_line: Line | None
@@ -458,6 +459,7 @@ def entry_fix_facts(
     )
     return EntryFixFacts(
         newline=module.default_newline,
+        indent=module.default_indent,
         import_line=_leading_import_line(module, positions) if guard is None else _import_line(module, positions),
         torch_import_line=_first_import_line(module, positions, "torch"),
         os_import_line=_first_import_line(module, positions, "os"),
