@@ -83,7 +83,7 @@ def bound_before(name: str, owner: ScopeNode, path: Sequence[cst.CSTNode]) -> bo
     run as soon as the function is defined, so there the binding must come before the definition."""
     if isinstance(owner, (cst.FunctionDef, cst.Lambda)) and name in _parameters(owner.params):
         return True
-    below = path[next(index for index, node in enumerate(path) if node is owner) :]
+    below = next((path[index:] for index, node in enumerate(path) if node is owner), ())
     for parent, child in zip(below, below[1:]):
         if any(binds(statement, name) for statement in _earlier_statements(parent, child)) or _binds_for(parent, child, name):
             return True
@@ -101,7 +101,7 @@ def _earlier_statements(parent: cst.CSTNode, child: cst.CSTNode) -> Sequence[cst
     """The statements of `parent` that run before `child`, one of them."""
     if isinstance(parent, (cst.Module, cst.IndentedBlock, cst.SimpleStatementSuite, cst.SimpleStatementLine)):
         body: Sequence[cst.CSTNode] = parent.body
-        return body[: next(index for index, statement in enumerate(body) if statement is child)]
+        return next((body[:index] for index, statement in enumerate(body) if statement is child), ())
     return ()
 
 
