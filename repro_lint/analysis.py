@@ -162,7 +162,7 @@ def _analyze_module(
     collector = FactsCollector(context, identity.relative_path, identity.is_package)
     walk(module, BatchedVisitor(context, [*active, collector]))
 
-    positions = Positions(module)
+    positions = Positions(module, text)
     index = LineIndex(text)
     findings = [_finding(report, display, positions, index) for report in context.reports]
     facts = collector.facts(positions)

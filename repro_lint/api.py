@@ -22,7 +22,7 @@ from repro_lint.declared import Declared, declared
 from repro_lint.discovery import SCANNED_SUFFIXES, SourcePath, discover, display_path, project_files, project_root
 from repro_lint.facts_shift import same_but_for_moved_lines, without_calls, without_imports, without_unseen_functions
 from repro_lint.file_analysis import FileAnalysis, ModuleIdentity, syntax_error
-from repro_lint.fixes import MAX_FIX_ROUNDS, applicable, apply_fixes, unified_diff, write_atomically
+from repro_lint.fixes import MAX_FIX_ROUNDS, NotWritten, applicable, apply_fixes, unified_diff, write_atomically
 from repro_lint.heap import collector_paused, kept_out_of_collections
 from repro_lint.module_names import ModuleNames
 from repro_lint.problems import Problem, internal_error
@@ -169,6 +169,7 @@ class Engine:
         self.progress = progress
         self.enabled = settings.enabled_codes
         self.problems: list[Problem] = []  # of the project pass and of fixing; files' own are in their analyses
+        self.fixes_applied: dict[int, int] = {}  # by the last `fix`: each module's (by id) fixes kept
 
     @staticmethod
     def _analyze(module: _Module) -> FileAnalysis:
@@ -419,6 +420,7 @@ class Engine:
         fixed = 0
         before: dict[int, tuple[str, int]] = {}  # a fixed module's text before its first fix, and the fixes since
         broken: set[int] = set()
+        self.fixes_applied = {}
         for _ in range(MAX_FIX_ROUNDS):
             findings = self.findings(projects)
             modules = [module for project in projects for module in project.modules]
@@ -446,6 +448,7 @@ class Engine:
                     module.text, module.analysis = text, None
                     fixed += count
                     progress = True
+            self.fixes_applied = {module: count for module, (_, count) in before.items()}
             if not progress:
                 return findings, fixed
         return self.findings(projects), fixed
@@ -656,14 +659,25 @@ def lint_paths(
         return LintResult(_in_cells(findings, projects), problems=_problems(engine, projects))
     originals = {id(module): module.text for project in projects for module in project.modules}
     findings, fixed = engine.fix(projects, unsafe_fixes)
-    result = LintResult(_in_cells(findings, projects), fixed, problems=_problems(engine, projects))
+    result = LintResult([], fixed)
+    unwritten: list[Problem] = []
     for module in _changed(projects, originals):
         if diff:
             before = originals[id(module)]
             result.diffs.append(module.notebook.diff(module.display, module.text) if module.notebook else unified_diff(module.display, before, module.text))
         elif module.path is not None:
             text = module.notebook.updated(module.text) if module.notebook else module.text
-            write_atomically(module.path, text, module.encoding)
+            try:
+                write_atomically(module.path, text, module.encoding, module.notebook.raw if module.notebook else originals[id(module)])
+            except NotWritten as error:
+                unwritten.append(Problem(module.display, "skipped", f"not fixed: {error.reason}"))
+                # Its findings are those of the text on disk, which keeps every one the fixes removed.
+                result.fixed -= engine.fixes_applied[id(module)]
+                module.text, module.analysis = originals[id(module)], None
+    if unwritten:
+        findings = engine.findings(projects)
+    result.findings = _in_cells(findings, projects)
+    result.problems = _problems(engine, projects) + unwritten
     return result
 
 
@@ -689,18 +703,25 @@ def _add_noqa(engine: Engine, projects: list[_Project]) -> LintResult:
     for finding in engine.findings(projects):
         if finding.code in wanted.get(finding.path, {}).get(finding.start.line, ()) and finding.start.line in placed[finding.path]:
             failed.setdefault(finding.path, set()).add(placed[finding.path][finding.start.line])
-    added = 0
+    added, problems = 0, []
     for display, module in modules.items():
         if display in failed:
             lines, old = module.text.split("\n"), originals[display].split("\n")
             for line in failed[display]:
                 lines[line - 1] = old[line - 1]
             module.text, module.analysis = "\n".join(lines), None
-        added += len(set(placed[display].values()) - failed.get(display, set()))
+        count = len(set(placed[display].values()) - failed.get(display, set()))
         if module.text != originals[display] and module.path is not None:
-            write_atomically(module.path, module.notebook.updated(module.text) if module.notebook else module.text, module.encoding)
+            text, read = (module.notebook.updated(module.text), module.notebook.raw) if module.notebook else (module.text, originals[display])
+            try:
+                write_atomically(module.path, text, module.encoding, read)
+            except NotWritten as error:
+                problems.append(Problem(display, "skipped", f"not written: {error.reason}"))
+                module.text, module.analysis = originals[display], None  # its findings stay unsilenced
+                continue
+        added += count
     findings = engine.findings(projects)
-    return LintResult(_in_cells(findings, projects), noqa_added=added, problems=_problems(engine, projects))
+    return LintResult(_in_cells(findings, projects), noqa_added=added, problems=_problems(engine, projects) + problems)
 
 
 def _problems(engine: Engine, projects: Iterable[_Project]) -> list[Problem]:

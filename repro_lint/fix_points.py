@@ -15,7 +15,7 @@ import libcst as cst
 
 from repro_lint.context import FileContext
 from repro_lint.edits import is_import_line
-from repro_lint.seed_values import CONFIG_OBJECTS, PARSED_OBJECTS
+from repro_lint.seed_values import CONFIG_OBJECTS, PARSED_OBJECTS, binds
 from repro_lint.names import dotted_name
 from repro_lint.positions import Positions
 from repro_lint.source import Line
@@ -58,6 +58,7 @@ class SeedMove:
 @dataclass(frozen=True)
 class EntryFixFacts:
     newline: str
+    indent: str  # one level of the module's indentation, for blocks a fix adds
     import_line: Line
     torch_import_line: Line | None
     os_import_line: Line | None
@@ -107,11 +108,11 @@ def _main_path(context: FileContext, guard: cst.If | None, positions: Positions)
     module = context.module
     text = context.source
     option = context.argparse_seed
-    constant = next((name for name in _SEED_CONSTANTS if context.resolver.usable_as_value(name, [module])), None)
 
     if guard is None:
         # A script training at module level: seed after the imports, the seed constant and any
         # seeding already there.
+        constant = _seed_constant(context, positions)
         line = _leading_import_line(module, positions)
         if constant is not None:
             line = max(line, _definition_end(module, constant, positions) + 1)
@@ -120,6 +121,7 @@ def _main_path(context: FileContext, guard: cst.If | None, positions: Positions)
         return InsertionPoint(_after_seeding(body, before[-1] if before else -1, positions, text, line), "", constant)
     if not isinstance(guard.body, cst.IndentedBlock):
         return None
+    constant = _seed_constant(context, positions, positions.start(guard).line)
     blocks: list[tuple[list[cst.BaseStatement], str, cst.IndentedBlock]] = [(_statements(guard.body), _indent(guard.body, "", module), guard.body)]
     called, call = _first_called_function(guard, module)
     if called is not None and isinstance(called.body, cst.IndentedBlock):
@@ -156,14 +158,20 @@ def _first_line(statement: cst.BaseStatement, positions: Positions) -> int:
     return positions.start(statement).line - (len(leading) - comments)
 
 
+def _seed_constant(context: FileContext, positions: Positions, before: int | None = None) -> str | None:
+    """A module constant holding the seed, assigned at the top level of the module (before line
+    `before`): one assigned only under a condition or in a loop may not exist where a fix uses it."""
+    for name in _SEED_CONSTANTS:
+        end = _definition_end(context.module, name, positions)
+        if end and (before is None or end < before) and context.resolver.usable_as_value(name, [context.module]):
+            return name
+    return None
+
+
 def _definition_end(module: cst.Module, name: str, positions: Positions) -> int:
-    for statement in module.body:
-        if isinstance(statement, cst.SimpleStatementLine) and any(
-            isinstance(small, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == name for t in small.targets)
-            for small in statement.body
-        ):
-            return positions.range(statement)[1].line
-    return 0
+    """The last line of the first top-level statement binding `name` whichever way it goes; 0 if none."""
+    statement = next((statement for statement in module.body if binds(statement, name)), None)
+    return positions.range(statement)[1].line if statement is not None else 0
 
 
 def _after_seeding(
@@ -396,11 +404,7 @@ def _worker_seed(context: FileContext, function: cst.FunctionDef, positions: Pos
         if name in params and re.search(rf"\b{name}\.seed\b", context.source):
             if not (name in PARSED_OBJECTS and option.may_be_none):
                 return f"{name}.seed"
-    module = context.module
-    return next(
-        (name for name in _SEED_CONSTANTS if _definition_end(module, name, positions) and context.resolver.usable_as_value(name, [module])),
-        None,
-    )
+    return _seed_constant(context, positions)
 
 
 def _worker_starts(context: FileContext, positions: Positions, launched: Collection[str]) -> tuple[tuple[str, InsertionPoint], ...]:
@@ -455,6 +459,7 @@ def entry_fix_facts(
     )
     return EntryFixFacts(
         newline=module.default_newline,
+        indent=module.default_indent,
         import_line=_leading_import_line(module, positions) if guard is None else _import_line(module, positions),
         torch_import_line=_first_import_line(module, positions, "torch"),
         os_import_line=_first_import_line(module, positions, "os"),

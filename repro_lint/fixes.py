@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import stat
 import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -68,19 +69,72 @@ def unified_diff(path: str, before: str, after: str) -> str:
     )
 
 
-def write_atomically(path: Path, text: str, encoding: str = "utf-8") -> None:
-    """Write through a temporary file in the same folder and rename it over the original, so a crash
-    never leaves a half-written source file. The file keeps its permissions and its encoding."""
-    mode = path.stat().st_mode
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+class NotWritten(Exception):
+    """A fixed text that was not written: the file is as it was, for the reason given."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+def write_atomically(path: Path, text: str, encoding: str, read: str) -> None:
+    """Replace the file with `text` through a temporary file in the same folder renamed over it, so
+    a crash never leaves a half-written source file. `read` is the file's text as it was read and
+    fixed: a file that no longer holds it was edited meanwhile, and is left alone rather than lose
+    that edit. The file keeps its permissions, owner and encoding; a read-only file, or one whose
+    owner a new file cannot get, is not written. Raises NotWritten."""
+    path = Path(os.path.realpath(path))  # a symbolic link stays one: the file it names is replaced
+    try:
+        status = path.stat()
+    except OSError as error:
+        raise NotWritten(path, f"cannot read its permissions: {error.strerror or error}") from None
+    # Root may write any file: one that nobody may write is read-only all the same.
+    if not os.access(path, os.W_OK) or not status.st_mode & 0o222:
+        raise NotWritten(path, "the file is read-only")
+    try:
+        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as error:
+        raise NotWritten(path, f"cannot create a file in its folder: {error.strerror or error}") from None
     try:
         with os.fdopen(handle, "w", encoding=encoding, newline="") as stream:
             stream.write(text)
             stream.flush()
             os.fsync(stream.fileno())
-        os.chmod(temporary, mode & 0o7777)
+        if not _keep_owner(Path(temporary), status):
+            raise NotWritten(path, "it belongs to another user or group, which a rewritten file could not keep")
+        os.chmod(temporary, stat.S_IMODE(status.st_mode))
+        if not _holds(path, read.encode(encoding)):
+            raise NotWritten(path, "the file changed after it was read; run again to fix the new text")
         os.replace(temporary, path)
+    except OSError as error:
+        Path(temporary).unlink(missing_ok=True)
+        raise NotWritten(path, error.strerror or str(error)) from None
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
 
+
+def _keep_owner(temporary: Path, status: os.stat_result) -> bool:
+    """Give the new file the old one's owner and group, if the process may: a rewrite must not hand
+    a file that belongs to someone else to the user running the fix."""
+    new = temporary.stat()
+    if (new.st_uid, new.st_gid) == (status.st_uid, status.st_gid):
+        return True
+    try:
+        os.chown(temporary, status.st_uid, status.st_gid)
+    except OSError:
+        return False
+    return True
+
+
+def _holds(path: Path, expected: bytes) -> bool:
+    """Whether the file's bytes are `expected`, and were not being changed while read (its size and
+    modification time the same before and after)."""
+    try:
+        before = path.stat()
+        data = path.read_bytes()
+        after = path.stat()
+    except OSError:
+        return False
+    return data == expected and (before.st_size, before.st_mtime_ns) == (after.st_size, after.st_mtime_ns)

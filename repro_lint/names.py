@@ -333,16 +333,25 @@ class NameResolver:
             bindings[name] = bindings.get(name, frozenset()) | {f"{self.module_name}.{name}"}
         return bindings
 
-    def usable_as_value(self, name: str, scopes: Sequence[ScopeNode]) -> bool:
-        """Bound here to a value the code computed (not an import or a def, not a parameter that
-        defaults to None): safe to pass where a number is expected."""
+    def binding_scope(self, name: str, scopes: Sequence[ScopeNode]) -> ScopeNode | None:
+        """The scope whose binding of `name` code here sees (the module for a `global` name), or None
+        when the user's code binds it in no scope visible from here."""
         for node in self._chain(scopes):
             scope = self._scope(node)
             if name in scope.global_names:
-                return self.usable_as_value(name, [self.module])
+                return self.module if self._scope(self.module).binds(name) else None
             if scope.binds(name):
-                return not (name in scope.imports or name in scope.definitions or name in scope.none_defaults)
-        return False
+                return node
+        return None
+
+    def usable_as_value(self, name: str, scopes: Sequence[ScopeNode]) -> bool:
+        """Bound here to a value the code computed (not an import or a def, not a parameter that
+        defaults to None): safe to pass where a number is expected, once bound (seed_values.py)."""
+        owner = self.binding_scope(name, scopes)
+        if owner is None:
+            return False
+        scope = self._scope(owner)
+        return not (name in scope.imports or name in scope.definitions or name in scope.none_defaults)
 
     def binding_for_module(self, module: str, scopes: Sequence[ScopeNode]) -> str | None:
         """A name or dotted path that denotes `module` here (`torch`, `th`), for code a fix inserts."""

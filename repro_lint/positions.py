@@ -3,6 +3,11 @@
 `MetadataWrapper.resolve(PositionProvider)` costs about 2.5x the parse itself; the same syntactic
 ranges come out of one plain code generation pass that counts tokens, at little more than the code
 generation itself (tests/test_positions.py checks every node's range against PositionProvider's).
+
+Code generation gives back the parsed text but for one thing: LibCST drops a form feed (0x0C) in the
+indentation of a statement's first line, with the blanks before it, which Python's tokenizer reads as
+resetting the indentation. Positions are columns in the file's own text, as flake8 and Ruff report
+them, so a line that lost such a prefix has its columns shifted back by the prefix's length.
 """
 
 from __future__ import annotations
@@ -106,7 +111,7 @@ class Positions:
     """Syntactic ranges (as LibCST's PositionProvider defines them) of every node of one module but
     the trivia, which no rule reports or edits (see traversal.py)."""
 
-    def __init__(self, module: cst.Module) -> None:
+    def __init__(self, module: cst.Module, source: str) -> None:
         state = _TrackingState(module)
         # For the length of this code generation: every node class inherits `_codegen` from CSTNode,
         # which here records the node's range; a trivia node's code is generated without recording
@@ -124,18 +129,42 @@ class Positions:
             _PARENTHESIZED._parenthesize = _PARENTHESIZE  # type: ignore[method-assign]
         self._ranges = state.ranges
         self._tokens = state.tokens
+        self._source = source
         self._offsets: list[int] | None = None
         self._lines: LineIndex | None = None
+        self._dropped: dict[int, int] = {}
 
-    def _position(self, token: int) -> Position:
+    def _position(self, token: int, starts: bool) -> Position:
+        """Where token `token` starts (`starts`), or where the token before it ends: at the start of a
+        line that lost a prefix, the one lies after the prefix, the other before it."""
         if self._offsets is None or self._lines is None:
             self._offsets = list(accumulate(map(len, self._tokens), initial=0))
-            self._lines = LineIndex("".join(self._tokens))
-        return self._lines.position(self._offsets[token])
+            generated = "".join(self._tokens)
+            self._lines = LineIndex(generated)
+            self._dropped = _dropped_prefixes(self._source, generated)
+            self._source = ""  # not needed any more, and a file's text is large
+        position = self._lines.position(self._offsets[token])
+        dropped = self._dropped.get(position.line, 0)
+        if dropped and (position.column or starts):
+            return Position(position.line, position.column + dropped)
+        return position
 
     def range(self, node: cst.CSTNode) -> Range:
         start, end = self._ranges[id(node)]
-        return self._position(start), self._position(end)
+        return self._position(start, True), self._position(end, start == end)
 
     def start(self, node: cst.CSTNode) -> Position:
         return self.range(node)[0]
+
+
+def _dropped_prefixes(source: str, generated: str) -> dict[int, int]:
+    """For each line whose leading blanks and form feeds code generation left out: the number of
+    characters left out."""
+    if source == generated:
+        return {}
+    dropped = {}
+    for line, (original, kept) in enumerate(zip(source.split("\n"), generated.split("\n")), start=1):
+        prefix = original[: len(original) - len(kept)]
+        if prefix and original.endswith(kept) and "\f" in prefix and not prefix.strip(" \t\f"):
+            dropped[line] = len(prefix)
+    return dropped

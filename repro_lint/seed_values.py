@@ -2,17 +2,20 @@
 
 Reusing the user's seed (`args.seed`, `cfg.seed`, `SEED`, a `seed` parameter) keeps one knob for the
 whole run. A value is only reused when it is certainly bound there and cannot be None by default:
-`torch.Generator().manual_seed(None)` would raise.
+`torch.Generator().manual_seed(None)` would raise, and a name assigned only further down would raise
+UnboundLocalError (or NameError) where the fix puts it.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 import libcst as cst
 
 from repro_lint.context import FileContext
 from repro_lint.edits import argument, literal
+from repro_lint.names import SCOPE_TYPES, ScopeNode
 
 SEED_NAMES = ("seed", "random_seed", "SEED", "RANDOM_SEED", "GLOBAL_SEED")
 CONFIG_OBJECTS = ("args", "opt", "opts", "cfg", "config", "hparams", "params", "conf")
@@ -56,15 +59,84 @@ class SeedValues:
         self.context = context
 
     def expression(self) -> str:
-        """A seed expression valid at the context's current scope."""
-        resolver, scopes = self.context.resolver, self.context.scopes
+        """A seed expression bound where the node the traversal is at runs."""
         for name in SEED_NAMES:
-            if resolver.usable_as_value(name, scopes):
+            if self.context.resolver.usable_as_value(name, self.context.scopes) and self._bound(name):
                 return name
         for name in CONFIG_OBJECTS:
-            if not resolver.is_bound(name, scopes) or not re.search(rf"\b{name}\.seed\b", self.context.source):
+            if not self._bound(name) or not re.search(rf"\b{name}\.seed\b", self.context.source):
                 continue
             if name in PARSED_OBJECTS and self.context.argparse_seed.may_be_none:
                 continue
             return f"{name}.seed"
         return DEFAULT_SEED
+
+    def _bound(self, name: str) -> bool:
+        owner = self.context.resolver.binding_scope(name, self.context.scopes)
+        return owner is not None and bound_before(name, owner, self.context.ancestors)
+
+
+def bound_before(name: str, owner: ScopeNode, path: Sequence[cst.CSTNode]) -> bool:
+    """Whether `name`, bound in scope `owner`, holds a value whenever the last node of `path` (the
+    nodes from the module down to it) runs: a parameter of `owner`, or bound by a statement of
+    `owner` that runs before that node on every way to it. Code in a function nested in `owner` may
+    run as soon as the function is defined, so there the binding must come before the definition."""
+    if isinstance(owner, (cst.FunctionDef, cst.Lambda)) and name in _parameters(owner.params):
+        return True
+    below = next((path[index:] for index, node in enumerate(path) if node is owner), ())
+    for parent, child in zip(below, below[1:]):
+        if any(binds(statement, name) for statement in _earlier_statements(parent, child)) or _binds_for(parent, child, name):
+            return True
+        if type(child) in SCOPE_TYPES:
+            return False
+    return False
+
+
+def _parameters(params: cst.Parameters) -> set[str]:
+    stars = [star for star in (params.star_arg, params.star_kwarg) if isinstance(star, cst.Param)]
+    return {param.name.value for param in (*params.posonly_params, *params.params, *params.kwonly_params, *stars)}
+
+
+def _earlier_statements(parent: cst.CSTNode, child: cst.CSTNode) -> Sequence[cst.CSTNode]:
+    """The statements of `parent` that run before `child`, one of them."""
+    if isinstance(parent, (cst.Module, cst.IndentedBlock, cst.SimpleStatementSuite, cst.SimpleStatementLine)):
+        body: Sequence[cst.CSTNode] = parent.body
+        return next((body[:index] for index, statement in enumerate(body) if statement is child), ())
+    return ()
+
+
+def _binds_for(parent: cst.CSTNode, child: cst.CSTNode, name: str) -> bool:
+    """Whether entering `child`, the body of `parent`, binds `name`: a loop's target, a `with`'s or an
+    `except`'s name."""
+    if isinstance(parent, cst.For) and child is parent.body:
+        return _target_binds(parent.target, name)
+    if isinstance(parent, cst.With) and child is parent.body:
+        return binds(parent, name)
+    if isinstance(parent, cst.ExceptHandler) and child is parent.body and parent.name is not None:
+        return _target_binds(parent.name.name, name)
+    return False
+
+
+def binds(statement: cst.CSTNode, name: str) -> bool:
+    """Whether `statement`, once run, has bound `name` whichever way it went."""
+    if isinstance(statement, cst.SimpleStatementLine):
+        return any(binds(small, name) for small in statement.body)
+    if isinstance(statement, cst.Assign):
+        return any(_target_binds(target.target, name) for target in statement.targets)
+    if isinstance(statement, cst.AnnAssign):
+        return statement.value is not None and _target_binds(statement.target, name)
+    if isinstance(statement, cst.AugAssign):
+        return _target_binds(statement.target, name)
+    if isinstance(statement, cst.With):
+        return any(item.asname is not None and _target_binds(item.asname.name, name) for item in statement.items)
+    return False
+
+
+def _target_binds(target: cst.BaseExpression, name: str) -> bool:
+    if isinstance(target, cst.Name):
+        return target.value == name
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return any(_target_binds(element.value, name) for element in target.elements)
+    if isinstance(target, cst.StarredElement):
+        return _target_binds(target.value, name)
+    return False

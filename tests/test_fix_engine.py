@@ -3,6 +3,9 @@ from __future__ import annotations
 import os
 import stat
 
+import pycodestyle
+import pytest
+
 from repro_lint.analysis import parses
 from repro_lint.api import fix_source, lint_source
 from repro_lint.config import Settings
@@ -60,7 +63,46 @@ def test_atomic_write_keeps_mode_and_leaves_no_temporary(tmp_path):
     path = tmp_path / "train.py"
     path.write_text("old\n")
     os.chmod(path, 0o750)
-    write_atomically(path, "new\n")
+    write_atomically(path, "new\n", "utf-8", "old\n")
     assert path.read_text() == "new\n"
     assert stat.S_IMODE(path.stat().st_mode) == 0o750
     assert [p.name for p in tmp_path.iterdir()] == ["train.py"]
+
+
+# Lines that start with a form feed, as some older files have; LibCST's code generation leaves the
+# form feed out, and a fix on such a line must still edit the right characters.
+FORM_FEED_FIXES = [
+    ("import torch\n\ftorch.backends.cudnn.benchmark = True\n", "import torch\n\ftorch.backends.cudnn.benchmark = False\n"),
+    ("import torch\n \f\ftorch.backends.cudnn.benchmark = True\n", "import torch\n \f\ftorch.backends.cudnn.benchmark = False\n"),
+    (
+        "import torch\nif x:\n    y = 1\n\f    torch.backends.cudnn.benchmark = True  # fast\n",
+        "import torch\nif x:\n    y = 1\n\f    torch.backends.cudnn.benchmark = False  # fast\n",
+    ),
+]
+
+
+@pytest.mark.parametrize(("code", "expected"), FORM_FEED_FIXES)
+def test_fix_after_a_form_feed_edits_the_right_characters(code, expected):
+    settings = Settings(select=("REP301",))
+    fixed = fix_source(code, settings=settings, unsafe=True)
+    assert fixed == expected
+    compile(fixed, "<fixed>", "exec")
+    assert fix_source(fixed, settings=settings, unsafe=True) == fixed
+    assert lint_source(fixed, settings=settings) == []
+
+
+def test_finding_after_a_form_feed_has_the_column_pycodestyle_gives():
+    # pycodestyle (flake8's E/W checks) counts the form feed as a column: E703 points at the `;`.
+    line = "\ftorch.backends.cudnn.benchmark = True;\n"
+    seen: list[tuple[int, int]] = []
+
+    class Report(pycodestyle.BaseReport):
+        def error(self, line_number, offset, text, check):
+            seen.append((line_number, offset))
+
+    style = pycodestyle.StyleGuide(select=["E703"], reporter=Report)
+    pycodestyle.Checker(lines=["import torch\n", line], options=style.options).check_all()
+    assert seen == [(2, line.index(";"))]
+    [finding] = lint_source("import torch\n" + line, settings=Settings(select=("REP301",)))
+    assert (finding.start.line, finding.start.column) == (2, line.index("torch"))
+    assert finding.end.column == line.index(";")

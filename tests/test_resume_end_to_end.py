@@ -39,6 +39,7 @@ TRAIN = textwrap.dedent(
         parser.add_argument("--resume", default=None)
         parser.add_argument("--checkpoint", default="checkpoint.pt")
         parser.add_argument("--out", default="weights.pt")
+        parser.add_argument("--map-location", default=None)
         args = parser.parse_args(argv)
 
         torch.manual_seed(0)
@@ -53,7 +54,7 @@ TRAIN = textwrap.dedent(
         scheduler = StepLR(optimizer, step_size=1, gamma=0.5)
         start_epoch = 0
         if args.resume:
-            checkpoint = torch.load(args.resume, weights_only=False)
+            checkpoint = torch.load(args.resume, weights_only=False, map_location=args.map_location)
             model.load_state_dict(checkpoint["model"])
             optimizer.load_state_dict(checkpoint["optimizer"])
             scheduler.load_state_dict(checkpoint["scheduler"])
@@ -109,19 +110,22 @@ def _same(first: Path, second: Path) -> bool:
     return a.keys() == b.keys() and all(torch.equal(a[key], b[key]) for key in a)
 
 
-def test_fixed_checkpoint_resumes_bitwise_and_flagged_one_does_not(tmp_path):
-    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
-    (tmp_path / "driver.py").write_text(DRIVER, encoding="utf-8")
+def _flagged_and_fixed(root: Path) -> None:
+    (root / "pyproject.toml").write_text("", encoding="utf-8")
+    (root / "driver.py").write_text(DRIVER, encoding="utf-8")
     for folder in ("flagged", "fixed"):
-        (tmp_path / folder).mkdir()
-        (tmp_path / folder / "train.py").write_text(TRAIN, encoding="utf-8")
+        (root / folder).mkdir()
+        (root / folder / "train.py").write_text(TRAIN, encoding="utf-8")
 
+
+def test_fixed_checkpoint_resumes_bitwise_and_flagged_one_does_not(tmp_path):
+    _flagged_and_fixed(tmp_path)
     report = _lint(tmp_path / "fixed")
     assert report.exit_code == 1
     assert [line.split()[1] for line in report.output.splitlines() if " REP" in line] == ["REP402"]
     assert _lint(tmp_path / "fixed", "--fix", "--unsafe-fixes").exit_code == 0
     fixed = (tmp_path / "fixed" / "train.py").read_text(encoding="utf-8")
-    assert '"rng_state": {' in fixed and 'shuffling.set_state(checkpoint["rng_state"]["shuffling"])' in fixed
+    assert '"rng_state": {' in fixed and 'shuffling.set_state(checkpoint["rng_state"]["shuffling"].cpu())' in fixed
 
     # The uninterrupted run and both interrupted ones; then both resumes, in a new process.
     _train(
@@ -138,3 +142,38 @@ def test_fixed_checkpoint_resumes_bitwise_and_flagged_one_does_not(tmp_path):
 
     assert not _same(tmp_path / "full.pt", tmp_path / "flagged_final.pt")
     assert _same(tmp_path / "full.pt", tmp_path / "fixed_final.pt")
+
+
+def _fixed_and_old_checkpoints(root: Path) -> None:
+    """A checkpoint written by the code before the fix (`old.pt`, without RNG states) and one by the
+    fixed code (`new.pt`)."""
+    _flagged_and_fixed(root)
+    assert _lint(root / "fixed", "--fix", "--unsafe-fixes").exit_code == 0
+    _train(
+        root,
+        "flagged/train.py --stop-after 2 --checkpoint old.pt --out old_partial.pt",
+        "fixed/train.py --stop-after 2 --checkpoint new.pt --out new_partial.pt",
+    )
+
+
+def test_fixed_code_resumes_from_a_checkpoint_saved_before_the_fix(tmp_path):
+    # Restoring states the checkpoint does not hold would raise KeyError.
+    _fixed_and_old_checkpoints(tmp_path)
+    assert "rng_state" not in torch.load(tmp_path / "old.pt", weights_only=False)
+    _train(
+        tmp_path,
+        "fixed/train.py --resume old.pt --checkpoint old_resumed.pt --out old_final.pt",
+        "fixed/train.py --resume new.pt --checkpoint new_resumed.pt --out new_final.pt",
+    )
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU to load a checkpoint onto")
+def test_fixed_code_resumes_from_a_checkpoint_loaded_onto_the_gpu(tmp_path):
+    # `map_location="cuda"` moves the saved states to the GPU; torch restores only a CPU state.
+    _fixed_and_old_checkpoints(tmp_path)
+    _train(
+        tmp_path,
+        "fixed/train.py --resume new.pt --checkpoint cpu_resumed.pt --out cpu_final.pt",
+        "fixed/train.py --resume new.pt --map-location cuda --checkpoint gpu_resumed.pt --out gpu_final.pt",
+    )
+    assert _same(tmp_path / "cpu_final.pt", tmp_path / "gpu_final.pt")

@@ -354,7 +354,9 @@ def test_rep402_fix_saves_and_restores_the_torch_state():
     before = _program(RESUMABLE)
     after = before.replace(
         '        optimizer.load_state_dict(checkpoint["optimizer"])\n',
-        '        optimizer.load_state_dict(checkpoint["optimizer"])\n        torch.set_rng_state(checkpoint["rng_state"]["torch"])\n',
+        '        optimizer.load_state_dict(checkpoint["optimizer"])\n'
+        '        if "rng_state" in checkpoint:\n'
+        '            torch.set_rng_state(checkpoint["rng_state"]["torch"].cpu())\n',
     ).replace(
         '"optimizer": optimizer.state_dict()}, "c.pt")',
         '"optimizer": optimizer.state_dict(), "rng_state": {"torch": torch.get_rng_state()}}, "c.pt")',
@@ -376,11 +378,12 @@ def test_rep402_fix_adds_exactly_the_rngs_the_program_uses_with_imports():
     assert fixed.startswith("import random\nimport torch\nfrom numpy.random import rand\nimport numpy as np\n\n")
     assert '"rng_state": {"torch": torch.get_rng_state(), "cuda": torch.cuda.get_rng_state_all(), "numpy": np.random.get_state(), "random": random.getstate(), "g": g.get_state()}' in fixed
     restores = [
-        'torch.set_rng_state(checkpoint["rng_state"]["torch"])',
-        'torch.cuda.set_rng_state_all(checkpoint["rng_state"]["cuda"])',
-        'np.random.set_state(checkpoint["rng_state"]["numpy"])',
-        'random.setstate(checkpoint["rng_state"]["random"])',
-        'g.set_state(checkpoint["rng_state"]["g"])',
+        'if "rng_state" in checkpoint:',
+        '    torch.set_rng_state(checkpoint["rng_state"]["torch"].cpu())',
+        '    torch.cuda.set_rng_state_all([device.cpu() for device in checkpoint["rng_state"]["cuda"]])',
+        '    np.random.set_state(checkpoint["rng_state"]["numpy"])',
+        '    random.setstate(checkpoint["rng_state"]["random"])',
+        '    g.set_state(checkpoint["rng_state"]["g"].cpu())',
     ]
     assert "\n".join("        " + line for line in restores) in fixed
 
@@ -394,17 +397,42 @@ def test_rep402_fix_reaches_a_loaders_unnamed_generator():
     body = RESUMABLE.replace("model = torch.nn", "loader = DataLoader(data, shuffle=True, generator=torch.Generator().manual_seed(0))\nmodel = torch.nn")
     fixed = _fixed(_program(body, "import torch\nfrom torch.utils.data import DataLoader\n"), "REP402")
     assert '"loader.generator": loader.generator.get_state()' in fixed
-    assert 'loader.generator.set_state(checkpoint["rng_state"]["loader.generator"])' in fixed
+    assert 'loader.generator.set_state(checkpoint["rng_state"]["loader.generator"].cpu())' in fixed
 
 
-def test_rep402_fix_with_load_path_in_another_module_leaves_it_to_rep405(project):
-    loader = 'import torch\n\ndef resume_from(path, model, optimizer):\n    ckpt = torch.load(path)\n    model.load_state_dict(ckpt["model"])\n    optimizer.load_state_dict(ckpt["optimizer"])\n'
-    entry = _program(RESUMABLE.replace('    checkpoint = torch.load(resume)\n    model.load_state_dict(checkpoint["model"])\n    optimizer.load_state_dict(checkpoint["optimizer"])\n', "    resume_from(resume, model, optimizer)\n"), "import torch\nfrom checkpointing import resume_from\n")
-    root = project({"train.py": entry, "checkpointing.py": loader})
-    lint_paths([root], Settings(select=("REP402",)), fix=True, unsafe_fixes=True)
-    assert (root / "checkpointing.py").read_text() == loader
-    assert '"rng_state": {"torch": torch.get_rng_state()}' in (root / "train.py").read_text()
-    assert _findings(root, "REP4") == [("train.py", 13, "REP405")]
+LOADER = 'import torch\n\ndef resume_from(path, model, optimizer):\n    ckpt = torch.load(path)\n    model.load_state_dict(ckpt["model"])\n    optimizer.load_state_dict(ckpt["optimizer"])\n'
+RESUMED_ELSEWHERE = RESUMABLE.replace(
+    '    checkpoint = torch.load(resume)\n    model.load_state_dict(checkpoint["model"])\n    optimizer.load_state_dict(checkpoint["optimizer"])\n',
+    "    resume_from(resume, model, optimizer)\n",
+)
+
+
+@pytest.mark.parametrize(
+    ("rule", "body"),
+    [
+        ("REP402", RESUMED_ELSEWHERE),
+        ("REP403", RESUMED_ELSEWHERE.replace("optimizer = torch.optim.AdamW(model.parameters())\n", "optimizer = torch.optim.AdamW(model.parameters())\nscaler = torch.amp.GradScaler()\n")),
+    ],
+)
+def test_no_fix_saves_a_state_that_the_load_path_in_another_module_would_leave_unrestored(project, rule, body):
+    # A fix edits only its own file; what it saved would turn into REP405 findings, which have no fix
+    # (yolov5: 3 findings became 7).
+    entry = _program(body, "import torch\nfrom checkpointing import resume_from\n")
+    root = project({"train.py": entry, "checkpointing.py": LOADER})
+    [finding] = lint_paths([root], Settings(select=(rule,))).findings
+    assert finding.fix is None
+    before = _findings(root, "REP4")
+    lint_paths([root], Settings(select=("REP4",)), fix=True, unsafe_fixes=True)
+    assert (root / "train.py").read_text() == entry and (root / "checkpointing.py").read_text() == LOADER
+    assert _findings(root, "REP4") == before
+
+
+def test_rep402_fix_saves_the_state_where_nothing_loads_the_checkpoint(project):
+    # No load path: nothing can be left unrestored, and a resume path written later finds the state.
+    root = project({"train.py": _program(TRAINING + STEP + '    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict()}, "c.pt")\n')})
+    lint_paths([root], Settings(select=("REP4",)), fix=True, unsafe_fixes=True)
+    assert '"rng_state": {"torch": torch.get_rng_state()}}' in (root / "train.py").read_text()
+    assert _findings(root, "REP4") == []
 
 
 def _fixed(code: str, rule: str) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from repro_lint.checkpoint_model import Checkpoint, Context, Located, ProjectCheckpoints, project_checkpoints
-from repro_lint.checkpoints import MODULE_CODE, TRAINING_STATE, hinted_kind, knowledge
+from repro_lint.checkpoints import MODULE_CODE, TRAINING_STATE, RestorePoint, hinted_kind, knowledge
 from repro_lint.program import ProjectModel
 from repro_lint.rules.base import Applicability, Edit, Finding, Fix, FixAvailability, ProgramRule, register
 from repro_lint.source import Position
@@ -64,9 +64,15 @@ def _entry_edits(checkpoint: Checkpoint, key: str, value: str) -> tuple[Edit, ..
     return tuple(edits)
 
 
+def _left_unrestored(model: ProjectCheckpoints, key: str) -> bool:
+    """Whether a state saved under `key` would be reported by REP405, which has no fix: the project
+    resumes from a checkpoint and no load path restores `key`. A fix that saves it must restore it too."""
+    return bool(model.resume_paths) and not model.any_key_may_be_restored and key not in model.restored_keys
+
+
 def _state_entry_fix(model: ProjectCheckpoints, checkpoint: Checkpoint, kind: str, key: str) -> tuple[Fix | None, str]:
     name = _name_in_scope(model, checkpoint, kind)
-    edits = _entry_edits(checkpoint, key, f"{name}.state_dict()") if name else None
+    edits = _entry_edits(checkpoint, key, f"{name}.state_dict()") if name and not _left_unrestored(model, key) else None
     shown = name or f"<{kind}>"
     fix = Fix(Applicability.SAFE, f'Add "{key}": {shown}.state_dict() to the checkpoint', edits) if edits else None
     return fix, f'`"{key}": {shown}.state_dict()`'
@@ -194,23 +200,41 @@ class CheckpointMissingRngState(ProgramRule):
         if missing:
             at = Position(module.fix.import_line, 0)
             all_edits.append(Edit(at, at, "".join(missing)))
-        setters = {
-            "torch": f"{names.get('torch')}.set_rng_state",
-            "cuda": f"{names.get('torch')}.cuda.set_rng_state_all",
-            "numpy": f"{names.get('numpy')}.random.set_state",
-            "random": f"{names.get('random')}.setstate",
-        }
+        restores = []
         for located in model.in_module(module.module):
             point = located.function.restore_point
             if point is None:
                 continue
             in_scope = set(located.function.names) | {name.partition(".")[0] for name in self._generators(model, located)}
-            state = f"{point.checkpoint}[{quote}{_RNG_STATE_KEY}{quote}]"
-            lines = [f"{setters[rng]}({state}[{quote}{rng}{quote}])" for rng in rngs]
-            lines += [f"{name}.set_state({state}[{quote}{name}{quote}])" for name in generators if name.partition(".")[0] in in_scope]
+            in_reach = [name for name in generators if name.partition(".")[0] in in_scope]
             at = Position(point.line, 0)
-            all_edits.append(Edit(at, at, "".join(point.indent + line + newline for line in lines)))
-        return Fix(Applicability.UNSAFE, f'Save the RNG states under "{_RNG_STATE_KEY}" and restore them on the load path', tuple(all_edits))
+            restores.append(Edit(at, at, _rng_restores(point, rngs, in_reach, names, quote, module.fix.indent, newline)))
+        if not restores and _left_unrestored(model, _RNG_STATE_KEY):
+            return None
+        return Fix(
+            Applicability.UNSAFE,
+            f'Save the RNG states under "{_RNG_STATE_KEY}" and restore them on the load path',
+            (*all_edits, *restores),
+        )
+
+
+def _rng_restores(
+    point: RestorePoint, rngs: tuple[str, ...], generators: list[str], names: dict[str, str], quote: str, indent: str, newline: str
+) -> str:
+    """The statements restoring the RNG states on a load path. Checkpoints saved before the fix have
+    no states, and one loaded with `map_location="cuda"` has its tensors on the GPU, where torch
+    refuses a state: the states are restored when present, each tensor from a copy on the CPU."""
+    state = f"{point.checkpoint}[{quote}{_RNG_STATE_KEY}{quote}]"
+    torch = names.get("torch")
+    setters = {
+        "torch": f"{torch}.set_rng_state({state}[{quote}torch{quote}].cpu())",
+        "cuda": f"{torch}.cuda.set_rng_state_all([device.cpu() for device in {state}[{quote}cuda{quote}]])",
+        "numpy": f"{names.get('numpy')}.random.set_state({state}[{quote}numpy{quote}])",
+        "random": f"{names.get('random')}.setstate({state}[{quote}random{quote}])",
+    }
+    lines = [setters[rng] for rng in rngs] + [f"{name}.set_state({state}[{quote}{name}{quote}].cpu())" for name in generators]
+    guard = f"{point.indent}if {quote}{_RNG_STATE_KEY}{quote} in {point.checkpoint}:{newline}"
+    return guard + "".join(point.indent + indent + line + newline for line in lines)
 
 
 @register
