@@ -1,0 +1,70 @@
+"""Walks over the program model and the data flow end in time and memory roughly linear in the
+project, whatever shape its imports, re-exports, calls and assignments take; sort keys are total."""
+
+from __future__ import annotations
+
+import textwrap
+import time
+
+from repro_lint.analysis import analyze
+from repro_lint.config import Settings
+from repro_lint.file_analysis import ModuleIdentity
+from repro_lint.program import ProjectModel
+
+
+def model(files: dict[str, str]) -> ProjectModel:
+    facts = []
+    for path, code in files.items():
+        analysis = analyze(textwrap.dedent(code), path, ModuleIdentity.from_relative_path(path), [], Settings())
+        facts.append(analysis.facts)
+    return ProjectModel(facts)
+
+
+def timed(action):
+    start = time.perf_counter()
+    result = action()
+    return result, time.perf_counter() - start
+
+
+# Symbol resolution through re-exports --------------------------------------------------------------
+
+
+def test_star_imports_of_missing_modules_resolve_in_linear_time():
+    # fairseq's mmpt/processors/__init__.py: 13 star imports of modules the project lacks, in a try.
+    missing = "".join(f"    from .missing{k} import *\n" for k in range(13))
+    project = model({
+        "pkg/__init__.py": f"try:\n{missing}except ImportError:\n    pass\nfrom .real import *\n",
+        "pkg/real.py": "class Foo:\n    def __init__(self):\n        pass\n",
+        "train.py": "from pkg import Foo, Bar\nFoo()\nBar()\n",
+    })
+    (foo, bar), seconds = timed(lambda: (project.resolve_symbol("pkg.Foo", "train"), project.resolve_symbol("pkg.Bar", "train")))
+    assert foo == "pkg.real.Foo"
+    assert bar is None
+    assert seconds < 1
+
+
+def test_a_long_chain_of_re_exports_resolves_without_recursion():
+    length = 2000
+    files = {"m0.py": "def fit():\n    pass\n"}
+    files.update({f"m{k}.py": f"from m{k - 1} import fit\n" for k in range(1, length)})
+    project = model(files)
+    assert project.resolve_symbol(f"m{length - 1}.fit", "train") == "m0.fit"
+    assert project.resolve_symbol(f"m{length - 1}.other", "train") is None
+
+
+def test_rings_of_re_exports_end_and_answer_the_same_whichever_name_comes_first():
+    # r0 star-imports r1, ..., r11 star-imports r0 and then c, which defines `fit`.
+    ring = 12
+    files = {f"r{k}.py": f"from r{(k + 1) % ring} import *\n" for k in range(ring)}
+    files[f"r{ring - 1}.py"] += "from c import *\n"
+    files["c.py"] = "def fit():\n    pass\n"
+    files["d.py"] = "from d import *\nfrom e import loop\n"
+    files["e.py"] = "from d import loop\n"
+    for first in (0, 5):
+        project = model(files)
+        order = [first, *(k for k in range(ring) if k != first)]
+        assert [project.resolve_symbol(f"r{k}.fit", "train") for k in order] == ["c.fit"] * ring
+        assert project.resolve_symbol(f"r{first}.missing", "train") is None
+    assert project.resolve_symbol("d.loop", "train") is None
+    assert project.resolve_symbol("e.loop.x", "train") is None
+    assert project.resolve_symbol("d.missing", "train") is None
