@@ -68,3 +68,41 @@ def test_rings_of_re_exports_end_and_answer_the_same_whichever_name_comes_first(
     assert project.resolve_symbol("d.loop", "train") is None
     assert project.resolve_symbol("e.loop.x", "train") is None
     assert project.resolve_symbol("d.missing", "train") is None
+
+
+# Checkpoint entries ----------------------------------------------------------------------------------
+
+
+def saved_kinds(code: str) -> list[tuple[str | None, str]]:
+    facts = analyze(textwrap.dedent(code), "convert.py", ModuleIdentity.from_relative_path("convert.py"), [], Settings()).facts
+    (function,) = facts.checkpoints.functions
+    return [(entry.key, entry.kind) for save in function.saves for entry in save.entries]
+
+
+def test_a_dict_rebinding_its_own_name_holds_what_the_name_held_before():
+    # diffusers' scripts/convert_diffusers_to_original_sdxl.py: a RecursionError ended the whole run.
+    rebinding = """\
+        import torch
+        def convert(unet):
+            state_dict = unet.state_dict()
+            state_dict = {"state_dict": state_dict}
+            torch.save(state_dict, "model.ckpt")
+    """
+    plain = rebinding.replace('state_dict = {"state_dict": state_dict}', 'wrapped = {"state_dict": state_dict}').replace("save(state_dict", "save(wrapped")
+    assert saved_kinds(rebinding) == saved_kinds(plain) == [("state_dict", "model")]
+
+
+def test_a_dict_holding_itself_and_long_chains_of_dicts_end():
+    holding_itself = """\
+        import torch
+        def save(opt, path):
+            ckpt = {}
+            ckpt["state"] = ckpt
+            ckpt.update(saved_state=ckpt)
+            ckpt["optimizer"] = opt.state_dict()
+            torch.save(ckpt, path)
+    """
+    assert saved_kinds(holding_itself) == [("state", "optimizer"), ("saved_state", "optimizer"), ("optimizer", "optimizer")]
+    chain = "".join(f"    d{k} = {{'inner': d{k - 1}}}\n" for k in range(1, 2000))
+    code = f"import torch\ndef save(opt, path):\n    d0 = {{'optimizer': opt.state_dict()}}\n{chain}    torch.save(d1999, path)\n"
+    assert saved_kinds(code) == [("inner", "optimizer")]
