@@ -4,18 +4,18 @@ imports (`from .core import Trainer`), `from x import *` and submodules, across 
 A name is resolved one part at a time, and what a module's member denotes (`pkg.Trainer`) is worked
 out once per (module, member) pair, so the work grows with the project's bindings, not with the ways
 to chain them; a star import of a module outside the project is never followed. Chains of
-re-exports are followed on an explicit stack, not Python's, so their length is bounded only by the
-project; a name whose re-exports lead back to itself denotes nothing along that cycle.
+re-exports are followed on an explicit stack (`stack_memo`), not Python's, so their length is bounded
+only by the project; a name whose re-exports lead back to itself denotes nothing along that cycle.
 """
 
 from __future__ import annotations
 
-from collections.abc import Container, Generator, Mapping
+from collections.abc import Container, Mapping
 from dataclasses import dataclass
 
 from repro_lint.facts import ModuleFacts
 from repro_lint.module_names import ModuleNames
-
+from repro_lint.stack_memo import StackMemo, Steps
 
 
 @dataclass(frozen=True)
@@ -32,17 +32,7 @@ _Member = tuple[str, str]
 # What a name or member denotes: a project function, class or module, a name outside, or nothing.
 _Denoted = str | _Outside | None
 # A computation that asks for members (yields them) and is sent back what each denotes.
-_Steps = Generator[_Member, _Denoted, _Denoted]
-
-
-@dataclass
-class _Frame:
-    member: _Member | None  # None for the name first asked about
-    steps: _Steps
-    index: int
-    # The lowest stack index of a member still being worked out that this frame's answer read as
-    # "nothing yet" (a cycle): below its own index, the answer depends on where the walk began.
-    low: int
+_Steps = Steps[_Member, _Denoted]
 
 
 class SymbolResolver:
@@ -50,13 +40,13 @@ class SymbolResolver:
         self._modules = modules
         self._names = names
         self._defined = defined
-        self._members: dict[_Member, _Denoted] = {}
+        self._members = StackMemo(lambda member: self._member(*member), None)
 
     def resolve(self, qualified: str, importer: str | None) -> str | None:
         """The project function or class `qualified` (written in module `importer`) denotes."""
         if qualified in self._defined:
             return qualified
-        found = self._solve(self._value(qualified, importer))
+        found = self._members.run(self._value(qualified, importer))
         return found if isinstance(found, str) and found in self._defined else None
 
     def _value(self, qualified: str, importer: str | None) -> _Steps:
@@ -109,51 +99,3 @@ class SymbolResolver:
                 if found is not None:
                     return found
         return None
-
-    def _solve(self, root: _Steps) -> _Denoted:
-        """Run `root`, working out each member it asks for on an explicit stack. An answer is kept
-        for later walks only when it read no member still in progress below it (Tarjan's low
-        link): such answers are the same whichever name a walk starts from."""
-        stack = [_Frame(None, root, 0, 0)]
-        in_progress: dict[_Member, int] = {}
-        # Answers that read a member in progress, valid while that member is: by member, and the
-        # members waiting on each stack index.
-        provisional: dict[_Member, tuple[_Denoted, int]] = {}
-        waiting: dict[int, list[_Member]] = {}
-        reply: _Denoted = None
-        while True:
-            frame = stack[-1]
-            try:
-                asked = frame.steps.send(reply)
-            except StopIteration as done:
-                stack.pop()
-                answer: _Denoted = done.value
-                if frame.member is None:
-                    return answer
-                del in_progress[frame.member]
-                depending = waiting.pop(frame.index, [])
-                if frame.low >= frame.index:
-                    self._members[frame.member] = answer
-                    for member in depending:
-                        del provisional[member]
-                else:
-                    depending.append(frame.member)
-                    for member in depending:
-                        provisional[member] = (provisional.get(member, (answer, 0))[0], frame.low)
-                    waiting.setdefault(frame.low, []).extend(depending)
-                stack[-1].low = min(stack[-1].low, frame.low)
-                reply = answer
-                continue
-            if asked in self._members:
-                reply = self._members[asked]
-            elif asked in in_progress:
-                frame.low = min(frame.low, in_progress[asked])
-                reply = None
-            elif asked in provisional:
-                reply, low = provisional[asked]
-                frame.low = min(frame.low, low)
-            else:
-                index = len(stack)
-                in_progress[asked] = index
-                stack.append(_Frame(asked, self._member(*asked), index, index))
-                reply = None
