@@ -106,3 +106,61 @@ def test_a_dict_holding_itself_and_long_chains_of_dicts_end():
     chain = "".join(f"    d{k} = {{'inner': d{k - 1}}}\n" for k in range(1, 2000))
     code = f"import torch\ndef save(opt, path):\n    d0 = {{'optimizer': opt.state_dict()}}\n{chain}    torch.save(d1999, path)\n"
     assert saved_kinds(code) == [("inner", "optimizer")]
+
+
+# Total sort keys -------------------------------------------------------------------------------------
+
+
+def test_a_dataset_factory_defined_twice_under_one_name_is_kept_in_a_total_order():
+    # handson-ml2's notebook 13 defines one factory in several cells: sorting the factories compared
+    # their dataset references, which had no order (TypeError).
+    code = """\
+        import tensorflow as tf
+        def make_dataset(x):
+            return tf.data.Dataset.range(x)
+        def make_dataset(x):
+            return tf.data.Dataset.from_tensor_slices(x)
+    """
+    facts = analyze(textwrap.dedent(code), "data.py", ModuleIdentity.from_relative_path("data.py"), [], Settings()).facts
+    assert [(name, [ref.targets for ref in refs]) for name, refs in facts.datasets.factories] == [
+        ("data.make_dataset", [("tensorflow.data.Dataset.from_tensor_slices",)]),
+        ("data.make_dataset", [("tensorflow.data.Dataset.range",)]),
+    ]
+
+
+# Data flow within a module -----------------------------------------------------------------------
+
+
+def loader_datasets(code: str) -> list[tuple[tuple[str, ...], bool]]:
+    facts = analyze(code, "train.py", ModuleIdentity.from_relative_path("train.py"), [], Settings()).facts
+    return [(ref.targets, ref.fixable) for site in facts.datasets.loaders for ref in site.datasets]
+
+
+LOADER = "import torch\nfrom torch.utils.data import DataLoader, Subset\nfrom data import Images\ndef main(c, idx):\n{body}    loader = DataLoader({name}, num_workers=2)\n"
+
+
+def test_names_through_two_thousand_aliases_resolve():
+    aliases = "".join(f"    a{k} = a{k - 1}\n" for k in range(1, 2000))
+    code = LOADER.format(body=f"    load = Images\n    a0 = load\n{aliases}    data = a1999()\n", name="data")
+    assert loader_datasets(code) == [(("data.Images",), True)]
+
+
+def test_a_dataset_reached_through_two_thousand_assignments_and_wrappers_is_found():
+    chain = "".join(f"    a{k} = a{k - 1}\n" for k in range(1, 2000))
+    assert loader_datasets(LOADER.format(body=f"    a0 = Images()\n{chain}", name="a1999")) == [(("data.Images",), True)]
+    wrapped = "".join(f"    s{k} = Subset(s{k - 1}, idx)\n" for k in range(1, 2000))
+    assert loader_datasets(LOADER.format(body=f"    s0 = Images()\n{wrapped}", name="s1999")) == [(("data.Images",), True)]
+    itself = "    ds = Images()\n    ds = Subset(ds, idx)\n    ds = Subset(ds, idx)\n"
+    assert loader_datasets(LOADER.format(body=itself, name="ds")) == [(("data.Images",), True)]
+
+
+def test_a_name_rebound_from_itself_many_times_is_followed_once_per_assignment():
+    rebinding = "    x = Images()\n" + "    x = x if c else x\n" * 40
+    found, seconds = timed(lambda: loader_datasets(LOADER.format(body=rebinding, name="x")))
+    assert found == [(("data.Images",), True)]
+    assert seconds < 2
+
+
+def test_a_global_statement_at_module_level_leaves_names_to_the_module():
+    code = "global Images, load\nfrom torch.utils.data import DataLoader\nfrom data import Images\nload = Images\nloader = DataLoader(load(), num_workers=2)\n"
+    assert loader_datasets(code) == [(("data.Images",), True)]
