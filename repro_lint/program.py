@@ -434,7 +434,7 @@ class ProjectModel:
             )
         found.extend(self._framework_subclass_seeds(program))
         entry = program.entry.module
-        return sorted(set(found), key=lambda located: (located.module.module != entry, located.module.path, located.event.line, located.event.kind, located.event.rng, located.event.what))
+        return sorted(set(found), key=lambda located: (located.module.module != entry, located.module.path, located.event.order))
 
     def _framework_subclass_seeds(self, program: Program) -> list[Located]:
         """`MyTrainer(...)` where MyTrainer subclasses a framework object that seeds (HF Trainer)."""

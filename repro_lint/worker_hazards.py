@@ -20,10 +20,11 @@ _MAX_DEPTH = 6
 OLD_TORCH_BEFORE = (1, 9)  # workers reseed numpy's global RNG since torch 1.9 (PR #56488)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, order=True)
 class CopiedGenerator:
     """A generator every worker copies: `path` from the dataset object (`rng`, `transform.rng`), or a
-    module global's name (`where == "module"`, defined in `module`)."""
+    module global's name (`where == "module"`, defined in `module`). Ordered by path first: two
+    modules of a class's lineage may each hold a global of one name."""
 
     path: str
     where: str
@@ -111,7 +112,7 @@ class WorkerHazards:
             numpy_global = next((name for name in drawing if name), None)
         if not generators and numpy_global is None:
             return None
-        return Hazard(qualname, lineage[0][0], tuple(sorted(set(generators), key=lambda generator: generator.path)), numpy_global)
+        return Hazard(qualname, lineage[0][0], tuple(sorted(set(generators))), numpy_global)
 
     def _lineage(self, qualname: str) -> list[tuple[str, RandomClass]]:
         """The class and its project bases with facts, nearest first."""

@@ -3,13 +3,20 @@ project, whatever shape its imports, re-exports, calls and assignments take; sor
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import textwrap
 import time
+from pathlib import Path
 
 from repro_lint.analysis import analyze
 from repro_lint.config import Settings
 from repro_lint.file_analysis import ModuleIdentity
 from repro_lint.program import ProjectModel
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def model(files: dict[str, str]) -> ProjectModel:
@@ -164,3 +171,20 @@ def test_a_name_rebound_from_itself_many_times_is_followed_once_per_assignment()
 def test_a_global_statement_at_module_level_leaves_names_to_the_module():
     code = "global Images, load\nfrom torch.utils.data import DataLoader\nfrom data import Images\nload = Images\nloader = DataLoader(load(), num_workers=2)\n"
     assert loader_datasets(code) == [(("data.Images",), True)]
+
+
+def test_a_programs_events_come_in_one_order_whatever_the_hash_seed():
+    # Events on one line differing only in column tied under the old key and came in set order.
+    script = textwrap.dedent("""\
+        import json
+        from tests.test_bounded_analysis import model
+        project = model({"train.py": "import torch\\ndef main():\\n    torch.randn(1); torch.randn(2); torch.randn(3); torch.randn(4); torch.randn(5)\\nif __name__ == '__main__':\\n    main()\\n"})
+        print(json.dumps([located.event.column for located in project.events(project.programs[0])]))
+    """)
+    outputs = set()
+    for seed in range(8):
+        run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": str(seed)}, cwd=ROOT, check=True)
+        outputs.add(run.stdout)
+    assert len(outputs) == 1
+    columns = json.loads(outputs.pop())
+    assert len(columns) == 5 and columns == sorted(columns)
