@@ -572,20 +572,31 @@ class ProjectModel:
             found[name] = (fresh, tuple(call for call in calls if call.launcher))
         return found
 
-    def _framework_base(self, qualname: str, depth: int = 0) -> str | None:
-        cls = self.classes.get(qualname)
-        if cls is None or depth > 8:
-            return None
-        module = qualname.rsplit(".", 1)[0]
-        for base in cls.bases:
+    def _framework_base(self, qualname: str) -> str | None:
+        """The framework class (HF Trainer) `qualname` derives from through project classes, if
+        any: bases searched depth first in the order written, each class once (an inheritance chain
+        is as long as the project makes it, and broken code may make it a cycle)."""
+        seen = {qualname}
+        stack = [self._bases(qualname)]
+        while stack:
+            step = next(stack[-1], None)
+            if step is None:
+                stack.pop()
+                continue
+            base, module = step
             if base in tables().frameworks:
                 return base
             resolved = self.resolve_symbol(base, module)
-            if resolved is not None and resolved in self.classes:
-                found = self._framework_base(resolved, depth + 1)
-                if found:
-                    return found
+            if resolved is not None and resolved in self.classes and resolved not in seen:
+                seen.add(resolved)
+                stack.append(self._bases(resolved))
         return None
+
+    def _bases(self, qualname: str) -> Iterator[tuple[str, str]]:
+        """A project class's bases as written, with the module they are written in."""
+        cls = self.classes.get(qualname)
+        module = qualname.rsplit(".", 1)[0]
+        return iter([(base, module) for base in cls.bases] if cls is not None else [])
 
     def functions_drawing(self, rng: str) -> frozenset[str]:
         """Project functions that draw from `rng`, directly or through the functions they call."""

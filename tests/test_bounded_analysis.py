@@ -12,9 +12,11 @@ import time
 from pathlib import Path
 
 from repro_lint.analysis import analyze
+from repro_lint.checkpoint_model import ProjectCheckpoints
 from repro_lint.config import Settings
 from repro_lint.file_analysis import ModuleIdentity
 from repro_lint.program import ProjectModel
+from repro_lint.worker_hazards import WorkerHazards
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -188,3 +190,51 @@ def test_a_programs_events_come_in_one_order_whatever_the_hash_seed():
     assert len(outputs) == 1
     columns = json.loads(outputs.pop())
     assert len(columns) == 5 and columns == sorted(columns)
+
+
+# Walks over the project ------------------------------------------------------------------------------
+
+
+MAIN = "\nif __name__ == '__main__':\n    main()\n"
+
+
+def test_a_framework_base_twelve_classes_up_is_found():
+    files = {"k0.py": "from transformers import Trainer\nclass K0(Trainer):\n    pass\n"}
+    files.update({f"k{k}.py": f"from k{k - 1} import K{k - 1}\nclass K{k}(K{k - 1}):\n    pass\n" for k in range(1, 12)})
+    files["loop.py"] = "from loop import Loop\nclass Loop(Loop):\n    pass\n"  # a class its own base
+    files["train.py"] = "from k11 import K11\nfrom loop import Loop\ndef main():\n    Loop()\n    K11().train()\n" + MAIN
+    project = model(files)
+    (program,) = [program for program in project.programs if program.entry.module == "train"]
+    assert [located.event.what for located in project.events(program) if located.event.kind == "seed"] == ["transformers.Trainer"] * 3
+
+
+def test_a_dataset_built_ten_factories_away_is_found():
+    files = {"ds0.py": (
+        "import numpy as np\nfrom torch.utils.data import Dataset\nclass DS(Dataset):\n"
+        "    def __init__(self):\n        self.rng = np.random.default_rng(0)\n"
+        "    def __getitem__(self, i):\n        return self.rng.random()\n"
+        "def build_dataset0():\n    return DS()\n"
+    )}
+    files.update({f"ds{k}.py": f"import ds{k - 1}\ndef build_dataset{k}():\n    return ds{k - 1}.build_dataset{k - 1}()\n" for k in range(1, 10)})
+    files["loop.py"] = "def loop_dataset():\n    return loop_dataset()\n"  # a factory returning itself
+    files["train.py"] = (
+        "import ds9, loop\nfrom torch.utils.data import DataLoader\ndef main():\n"
+        "    DataLoader(loop.loop_dataset(), num_workers=2)\n    DataLoader(ds9.build_dataset9(), num_workers=2)\n" + MAIN
+    )
+    project = model(files)
+    hazards = WorkerHazards(project)
+    sites = project.modules["train"].datasets.loaders
+    assert [list(hazards.hazards(site, "train", False)) for site in sites] == [[], ["ds0.DS"]]
+
+
+def test_saver_wrappers_written_in_reverse_order_are_found_in_one_pass():
+    length = 2000
+    files = {f"w{length - 1:05d}.py": "import torch\ndef save_checkpoint0(obj, path):\n    torch.save(obj, path)\n"}
+    files.update({
+        f"w{length - 1 - k:05d}.py": f"from w{length - k:05d} import save_checkpoint{k - 1}\ndef save_checkpoint{k}(obj, path):\n    save_checkpoint{k - 1}(obj, path)\n"
+        for k in range(1, length)
+    })
+    project = model(files)
+    wrappers, seconds = timed(lambda: ProjectCheckpoints(project).wrappers)
+    assert len(wrappers) == length and f"w00000.save_checkpoint{length - 1}" in wrappers
+    assert seconds < 2
