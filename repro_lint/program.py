@@ -434,7 +434,10 @@ class ProjectModel:
             )
         found.extend(self._framework_subclass_seeds(program))
         entry = program.entry.module
-        return sorted(set(found), key=lambda located: (located.module.module != entry, located.module.path, located.event.order))
+        # Told apart by module name and event: a set of them hashes the event alone (hashing a
+        # module's facts is costly), and one event made alike in many modules would fill one bucket.
+        unique = {(located.module.module, located.event): located for located in found}
+        return sorted(unique.values(), key=lambda located: (located.module.module != entry, located.module.path, located.event.order))
 
     def _framework_subclass_seeds(self, program: Program) -> list[Located]:
         """`MyTrainer(...)` where MyTrainer subclasses a framework object that seeds (HF Trainer)."""

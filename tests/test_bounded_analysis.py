@@ -238,3 +238,14 @@ def test_saver_wrappers_written_in_reverse_order_are_found_in_one_pass():
     wrappers, seconds = timed(lambda: ProjectCheckpoints(project).wrappers)
     assert len(wrappers) == length and f"w00000.save_checkpoint{length - 1}" in wrappers
     assert seconds < 2
+
+
+def test_one_event_written_alike_in_two_thousand_modules_is_gathered_in_linear_time():
+    length = 2000
+    files = {f"c{k}.py": f"import torch\ndef g{k}(x):\n    import c{(k + 1) % length}\n    torch.rand(1)\n    return c{(k + 1) % length}.g{(k + 1) % length}(x)\n" for k in range(length)}
+    files["train.py"] = "import c0\ndef main():\n    c0.g0(1)\n" + MAIN
+    project = model(files)
+    (program,) = [program for program in project.programs if program.entry.module == "train"]
+    events, seconds = timed(lambda: project.events(program))
+    assert len([located for located in events if located.event.what == "torch.rand"]) == length
+    assert seconds < 1
