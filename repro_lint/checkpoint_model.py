@@ -95,18 +95,27 @@ class ProjectCheckpoints:
 
     @cached_property
     def wrappers(self) -> frozenset[str]:
-        """Project functions that save what they are given (`save_on_master(obj, path)`)."""
-        found: set[str] = set()
-        changed = True
-        while changed:
-            changed = False
-            for located in self.located:
-                name = located.function.qualname
-                if name in found:
+        """Project functions that save what they are given (`save_on_master(obj, path)`): those
+        handing a parameter to a saver, or to a wrapper, found from the savers outwards (a chain of
+        wrappers written in any order takes one pass)."""
+        pending: list[str] = []
+        # The functions handing a parameter to each callee, which are wrappers once it is.
+        handing: dict[str, list[str]] = {}
+        for located in self.located:
+            name = located.function.qualname
+            for save in located.function.saves:
+                if not save.passes_parameter:
                     continue
-                if any(save.passes_parameter and self._saves(save, located.module.module, found) for save in located.function.saves):
-                    found.add(name)
-                    changed = True
+                if self._direct(save):
+                    pending.append(name)
+                for callee in self._callees(save, located.module.module):
+                    handing.setdefault(callee, []).append(name)
+        found: set[str] = set()
+        while pending:
+            name = pending.pop()
+            if name not in found:
+                found.add(name)
+                pending.extend(handing.get(name, ()))
         return frozenset(found)
 
     def _saves(self, save: SaveCall, module: str, wrappers: frozenset[str] | set[str]) -> bool:

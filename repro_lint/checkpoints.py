@@ -14,7 +14,7 @@ import fnmatch
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cache, cached_property, partial
+from functools import cache
 
 import libcst as cst
 
@@ -245,19 +245,27 @@ class ModuleCheckpoints:
 # Traced values -----------------------------------------------------------------------------------
 
 
-@dataclass
+@dataclass(eq=False)
 class _PendingEntry:
     """An entry of a dict being built, before positions are known. What it holds is worked out only
-    when it is saved: most dicts a function builds never are."""
+    when it is saved: most dicts a function builds never are. `refers` is what the variable the
+    value names held when the entry was made (`{"state_dict": state_dict}` holds the old
+    `state_dict`); a dict it refers to may still gain entries, and may come to hold this one."""
 
     key: str | None
     node: cst.CSTNode
     value: cst.BaseExpression
-    classify: Callable[[cst.BaseExpression, str | None], tuple[str, str | None]]
+    # What the entry holds, given the states of the entries it refers to (those settled).
+    classify: Callable[[_PendingEntry], tuple[str, str | None]]
+    refers: _Dict | _PendingEntry | None = None
+    settled: tuple[str, str | None] | None = field(default=None, init=False, repr=False)
 
-    @cached_property
+    @property
     def state(self) -> tuple[str, str | None]:
-        return self.classify(self.value, self.key)
+        if self.settled is None:
+            _settle(self)
+        assert self.settled is not None
+        return self.settled
 
     @property
     def kind(self) -> str:
@@ -266,6 +274,35 @@ class _PendingEntry:
     @property
     def lossy(self) -> str | None:
         return self.state[1]
+
+    def referred(self) -> list[_PendingEntry]:
+        if isinstance(self.refers, _PendingEntry):
+            return [self.refers]
+        return list(self.refers.entries.values()) if isinstance(self.refers, _Dict) else []
+
+
+def _settle(root: _PendingEntry) -> None:
+    """Work out what `root` and the entries it refers to hold, those first, on an explicit stack (a
+    chain of dicts held in dicts is as long as the code makes it). An entry found again while it is
+    being worked out (`ckpt["self"] = ckpt`) adds nothing to what refers to it."""
+    open_ids = {id(root)}
+    stack = [(root, iter(root.referred()))]
+    while stack:
+        entry, referred = stack[-1]
+        following = next((other for other in referred if other.settled is None and id(other) not in open_ids), None)
+        if following is not None:
+            open_ids.add(id(following))
+            stack.append((following, iter(following.referred())))
+            continue
+        entry.settled = entry.classify(entry)
+        open_ids.discard(id(entry))
+        stack.pop()
+
+
+def _same_as_referred(entry: _PendingEntry) -> tuple[str, str | None]:
+    """An object saved whole holds what the entry it was traced to holds."""
+    referred = entry.referred()
+    return referred[0].settled or ("other", None) if referred else ("other", None)
 
 
 @dataclass
@@ -570,7 +607,7 @@ class _Collector(cst.CSTVisitor):
         else:
             # The object saved whole is under no key, whatever variable held it (`state =
             # scaler.state_dict()`); that name still tells what it holds.
-            entries = (replace(traced, key=None, classify=lambda value, key: traced.state),)
+            entries = (replace(traced, key=None, refers=traced, classify=_same_as_referred),)
             keys = ()
             dict_literal = None
         if saver or passes_parameter or any(entry.kind != "other" for entry in entries):
@@ -686,20 +723,20 @@ class _Collector(cst.CSTVisitor):
         return traced
 
     def _entry(self, body: _Body, key: str | None, value: cst.BaseExpression, at: cst.CSTNode) -> _PendingEntry:
-        return _PendingEntry(key, at, value, partial(self._state_of, body))
+        refers = body.values.get(value.value) if isinstance(value, cst.Name) else None
+        return _PendingEntry(key, at, value, self._state_of, refers)
 
-    def _state_of(self, body: _Body, value: cst.BaseExpression, key: str | None) -> tuple[str, str | None]:
+    def _state_of(self, entry: _PendingEntry) -> tuple[str, str | None]:
+        key, value, known = entry.key, entry.value, entry.refers
         if key is not None and key.lower() in self.data.progress_keys:
             return "progress", None
         if literal(value) is not ...:
             return "other", None  # `"optimizer": None`: a placeholder, no state
-        if isinstance(value, cst.Name) and value.value in body.values:
-            known = body.values[value.value]
-            if isinstance(known, _PendingEntry):
-                return known.kind, known.lossy
-            if isinstance(known, _Dict) and known.entries:
-                kinds = {entry.kind for entry in known.entries.values()}
-                return next((kind for kind in STATE_KINDS if kind in kinds), "other"), None
+        if isinstance(known, _PendingEntry):
+            return known.settled or ("other", None)
+        if isinstance(known, _Dict) and known.entries:
+            kinds = {referred.settled[0] for referred in known.entries.values() if referred.settled is not None}
+            return next((kind for kind in STATE_KINDS if kind in kinds), "other"), None
         finder = _StateFinder(self)
         walk(value, finder)
         if finder.rng:

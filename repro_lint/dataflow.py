@@ -324,52 +324,65 @@ def owning_class(index: ModuleIndex, node: cst.CSTNode) -> cst.ClassDef | None:
     return None
 
 
-def bound_values(index: ModuleIndex, expr: cst.BaseExpression, depth: int = 0) -> list[tuple[cst.BaseExpression, int | None]]:
+def bound_values(index: ModuleIndex, expr: cst.BaseExpression) -> list[tuple[cst.BaseExpression, int | None]]:
     """The expressions `expr` may stand for, with the tuple position for unpacked assignments.
 
     A call or literal stands for itself; a name for every value assigned to it in the innermost scope
     that binds it (but in a branch that never runs); `self.x` for every value assigned to it in any
     method of its class; `a if c else b` and `a or b` for both sides. A name bound by a parameter or
-    loop stands for nothing known."""
-    if depth > 6:
-        return []
-    if isinstance(expr, cst.IfExp):
-        return bound_values(index, expr.body, depth + 1) + bound_values(index, expr.orelse, depth + 1)
-    if isinstance(expr, cst.BooleanOperation):
-        return bound_values(index, expr.left, depth + 1) + bound_values(index, expr.right, depth + 1)
-    dotted = dotted_name(expr) if isinstance(expr, (cst.Name, cst.Attribute)) else None
-    if dotted is None:
-        return [(expr, None)]
-    bindings: list[cst.CSTNode] = []
+    loop stands for nothing known. Chains of assignments are followed to their end, each assignment
+    once (`x = x if c else x` repeated would otherwise double the work at every line)."""
+    found: list[tuple[cst.BaseExpression, int | None]] = []
+    followed: set[int] = set()
+    pending = [expr]  # a stack, in reverse: values come out in the order they are written
+    while pending:
+        current = pending.pop()
+        if isinstance(current, cst.IfExp):
+            pending += (current.orelse, current.body)
+            continue
+        if isinstance(current, cst.BooleanOperation):
+            pending += (current.right, current.left)
+            continue
+        dotted = dotted_name(current) if isinstance(current, (cst.Name, cst.Attribute)) else None
+        if dotted is None:
+            found.append((current, None))
+            continue
+        values: list[cst.BaseExpression] = []
+        for node in _bindings_of(index, current, dotted):
+            if id(node) in followed or index.never_runs(node):
+                continue
+            followed.add(id(node))
+            assigned = index.assigned_value(node)
+            if assigned is None:
+                continue
+            value, position = assigned
+            if position is None:
+                values.append(value)
+            else:
+                found.append((value, position))
+        pending.extend(reversed(values))
+    return found
+
+
+def _bindings_of(index: ModuleIndex, expr: cst.BaseExpression, dotted: str) -> list[cst.CSTNode]:
+    """The occurrences binding the name or `self.x` attribute `expr` reads (see `bound_values`)."""
     if is_self_attribute(index, expr, dotted):
         owner = owning_class(index, expr)
-        bindings = [
+        return [
             node
             for node in index.occurrences(dotted)
             if owner is not None and index.contains(owner, node) and index.role(node) == "bind"
         ]
-    elif "." not in dotted:
-        scope: ScopeNode = index.scope(expr)
-        while True:
-            bindings = [node for node in index.occurrences(dotted) if index.scope(node) is scope and index.role(node) == "bind"]
-            if bindings or isinstance(scope, cst.Module):
-                break
+    if "." in dotted:
+        return []
+    scope: ScopeNode = index.scope(expr)
+    while True:
+        bindings = [node for node in index.occurrences(dotted) if index.scope(node) is scope and index.role(node) == "bind"]
+        if bindings or isinstance(scope, cst.Module):
+            return bindings
+        scope = index.scope(scope)
+        while isinstance(scope, cst.ClassDef):
             scope = index.scope(scope)
-            while isinstance(scope, cst.ClassDef):
-                scope = index.scope(scope)
-    found: list[tuple[cst.BaseExpression, int | None]] = []
-    for node in bindings:
-        if index.never_runs(node):
-            continue
-        assigned = index.assigned_value(node)
-        if assigned is None:
-            continue
-        value, position = assigned
-        if position is None:
-            found.extend(bound_values(index, value, depth + 1))
-        else:
-            found.append((value, position))
-    return found
 
 
 # --- order flow ------------------------------------------------------------------------------

@@ -99,10 +99,11 @@ class RandomClass:
     handles_workers: bool  # reads `get_worker_info`: the class gives each worker its own state
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, order=True)
 class DatasetRef:
     """What a dataset expression is built by: the qualified names of the callee; `fixable` is False
-    behind a ConcatDataset, whose parts a worker function cannot reach by unwrapping `.dataset`."""
+    behind a ConcatDataset, whose parts a worker function cannot reach by unwrapping `.dataset`.
+    Ordered: a function defined twice under one name (a notebook's cells) is two factories."""
 
     targets: tuple[str, ...]
     fixable: bool
@@ -328,12 +329,28 @@ class _Collector:
 
     # datasets
 
-    def _refs(self, expr: cst.BaseExpression, scopes: list[ScopeNode], depth: int = 0) -> list[DatasetRef]:
+    def _refs(self, expr: cst.BaseExpression, scopes: list[ScopeNode]) -> list[DatasetRef]:
         """What `expr` (written in `scopes`) may be built by, through variables, attributes, and
-        wrappers such as Subset."""
-        if depth > 6:
-            return []
+        wrappers such as Subset, however many (each wrapper call once: `ds = Subset(ds, idx)` wraps
+        itself)."""
         found: list[DatasetRef] = []
+        unwrapped: set[int] = set()
+        # A stack of what is found and what is left to follow, in reverse: refs come out in the
+        # order the code writes them.
+        pending: list[DatasetRef | tuple[cst.BaseExpression, list[ScopeNode], bool]] = [(expr, scopes, True)]
+        while pending:
+            item = pending.pop()
+            if isinstance(item, DatasetRef):
+                found.append(item)
+            else:
+                pending.extend(reversed(self._ref_steps(*item, unwrapped)))
+        return list(dict.fromkeys(found))
+
+    def _ref_steps(
+        self, expr: cst.BaseExpression, scopes: list[ScopeNode], fixable: bool, unwrapped: set[int]
+    ) -> list[DatasetRef | tuple[cst.BaseExpression, list[ScopeNode], bool]]:
+        """What `expr` is built by directly, and the datasets inside the wrappers it may be."""
+        steps: list[DatasetRef | tuple[cst.BaseExpression, list[ScopeNode], bool]] = []
         # Only names need the module index, to be followed to their values (written elsewhere).
         direct = not isinstance(expr, (cst.Name, cst.Attribute, cst.IfExp, cst.BooleanOperation))
         for value, position in [(expr, None)] if direct else bound_values(self.index, expr):
@@ -347,17 +364,17 @@ class _Collector:
             if wrapper is not None:
                 entry = WRAPPERS[wrapper]
                 inner = argument(value, str(entry["keyword"]), int(str(entry["position"])))
-                if inner is None:
+                if inner is None or id(value) in unwrapped:
                     continue
+                unwrapped.add(id(value))
                 if entry["many"]:
                     elements = inner.value.elements if isinstance(inner.value, (cst.List, cst.Tuple)) else []
-                    for element in elements:
-                        found.extend(DatasetRef(ref.targets, False) for ref in self._refs(element.value, where, depth + 1))
+                    steps.extend((element.value, where, False) for element in elements)
                 else:
-                    found.extend(self._refs(inner.value, where, depth + 1))
+                    steps.append((inner.value, where, fixable))
             elif position is None and targets:
-                found.append(DatasetRef(targets, True))
-        return found
+                steps.append(DatasetRef(targets, fixable))
+        return steps
 
     def _returned(self, function: cst.FunctionDef, scopes: list[ScopeNode]) -> tuple[DatasetRef, ...]:
         """What a function returns that may be a dataset it builds (a factory); only for modules

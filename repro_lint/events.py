@@ -42,6 +42,12 @@ class Event:
     # so such an event counts only where it silences a finding.
     switch: str | None = None
 
+    @property
+    def order(self) -> tuple[object, ...]:
+        """A total sort key (two events may differ in any field alone): lists of events sorted by
+        it never depend on the order of a set, and so on PYTHONHASHSEED."""
+        return (self.line, self.kind, self.rng, self.what, self.column, self.guard is not None, self.guard or "", self.in_worker, self.switch is not None, self.switch or "")
+
 
 @dataclass(frozen=True)
 class _Tables:

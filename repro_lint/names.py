@@ -22,12 +22,16 @@ from typing import Any
 
 import libcst as cst
 
+from repro_lint.stack_memo import StackMemo, Steps
+
 ScopeNode = cst.Module | cst.FunctionDef | cst.ClassDef | cst.Lambda
 # Compared by exact type (`type(node) in SCOPE_TYPES`): `isinstance` against LibCST's abstract node
 # classes is slow, and traversals ask it of every node.
 SCOPE_TYPES = frozenset((cst.Module, cst.FunctionDef, cst.ClassDef, cst.Lambda))
 
 _BUILTINS = frozenset(dir(builtins))
+# A name bound in a scope: (id of the scope's node, name).
+_Binding = tuple[int, str]
 
 
 def dotted_name(node: cst.BaseExpression) -> str | None:
@@ -254,6 +258,10 @@ class NameResolver:
         # What names defined in a scope are called: `mod.f`, `mod.Class.method`, `mod.f.<locals>.g`
         # (the scheme the facts collector uses for functions).
         self._prefixes: dict[int, str] = {id(module): module_name + "."}
+        # Aliases of aliases (`a2 = a1`, `a1 = a0`) are followed on a stack of our own, each
+        # binding once: the scopes searched from each binding scope, and what each binding denotes.
+        self._outward: dict[int, tuple[ScopeNode, ...]] = {}
+        self._bindings = StackMemo(self._bound, frozenset())
 
     def _register(self, scopes: Sequence[ScopeNode]) -> None:
         for parent, node in zip(scopes, scopes[1:]):
@@ -280,34 +288,49 @@ class NameResolver:
 
     def lookup(self, name: str, scopes: Sequence[ScopeNode]) -> frozenset[str]:
         self._register(scopes)
-        return self._lookup(name, self._chain(scopes), frozenset())
+        return self._lookup(name, self._chain(scopes))
 
-    def _lookup(self, name: str, chain: list[ScopeNode], seen: frozenset[tuple[int, str]]) -> frozenset[str]:
+    def _lookup(self, name: str, chain: list[ScopeNode]) -> frozenset[str]:
+        return self._bindings.run(self._find(name, chain, ""))
+
+    def _find(self, name: str, chain: Sequence[ScopeNode], suffix: str) -> Steps[_Binding, frozenset[str]]:
+        """What `name` followed by `suffix` (`.b.c`) may denote, seen from `chain`: what the
+        innermost scope binding it binds it to (a `_Binding`, worked out once)."""
         for index, node in enumerate(chain):
             scope = self._scope(node)
-            if name in scope.global_names:
-                return self._lookup(name, chain[-1:], seen)
+            if name in scope.global_names and node is not chain[-1]:
+                return (yield from self._find(name, chain[-1:], suffix))
             if not scope.binds(name):
                 continue
-            key = (id(node), name)
-            if key in seen:
-                return frozenset()
-            found = set(scope.imports.get(name, ()))
-            if name in scope.definitions:
-                found.add(self._prefixes.get(id(node), "<unknown>.") + name)
-            for value in scope.aliases.get(name, ()):
-                found |= self._resolve(value, chain[index:], seen | {key})
-            return frozenset(found)
+            self._outward.setdefault(id(node), tuple(chain[index:]))
+            found = yield (id(node), name)
+            return frozenset(f"{qualified}{suffix}" for qualified in found) if suffix else found
         if name in _BUILTINS:
-            return frozenset({f"builtins.{name}"})
+            return frozenset({f"builtins.{name}{suffix}"})
         return frozenset()
+
+    def _bound(self, binding: _Binding) -> Steps[_Binding, frozenset[str]]:
+        """What a scope binds a name to: its imports, its definition, and what its aliases (`x = y`,
+        `x = y.z`) denote from there."""
+        node_id, name = binding
+        chain = self._outward[node_id]
+        scope = self._scope(chain[0])
+        found = set(scope.imports.get(name, ()))
+        if name in scope.definitions:
+            found.add(self._prefixes.get(node_id, "<unknown>.") + name)
+        for value in scope.aliases.get(name, ()):
+            dotted = dotted_name(value)
+            if dotted is not None:
+                head, dot, rest = dotted.partition(".")
+                found |= yield from self._find(head, chain, dot + rest)
+        return frozenset(found)
 
     def is_bound(self, name: str, scopes: Sequence[ScopeNode]) -> bool:
         """Whether `name` is bound by the user's code in a scope visible from here (not a builtin)."""
         chain = self._chain(scopes)
         for node in chain:
             scope = self._scope(node)
-            if name in scope.global_names:
+            if name in scope.global_names and node is not chain[-1]:
                 return self._scope(chain[-1]).binds(name)
             if scope.binds(name):
                 return True
@@ -315,15 +338,12 @@ class NameResolver:
 
     def resolve(self, node: cst.BaseExpression, scopes: Sequence[ScopeNode]) -> frozenset[str]:
         """Every qualified name `node` may denote here; empty when it cannot be known."""
+        dotted = dotted_name(node)
+        if dotted is None:
+            return frozenset()
         self._register(scopes)
-        return self._resolve(node, self._chain(scopes), frozenset())
-
-    def _resolve(self, node: cst.BaseExpression, chain: list[ScopeNode], seen: frozenset[tuple[int, str]]) -> frozenset[str]:
-        if type(node) is cst.Name:
-            return self._lookup(node.value, chain, seen)
-        if type(node) is cst.Attribute:
-            return frozenset(f"{base}.{node.attr.value}" for base in self._resolve(node.value, chain, seen))
-        return frozenset()
+        head, dot, rest = dotted.partition(".")
+        return self._bindings.run(self._find(head, self._chain(scopes), dot + rest))
 
     def module_bindings(self) -> dict[str, frozenset[str]]:
         """What the module's own imports and definitions bind, for following re-exports across modules."""
@@ -338,7 +358,7 @@ class NameResolver:
         when the user's code binds it in no scope visible from here."""
         for node in self._chain(scopes):
             scope = self._scope(node)
-            if name in scope.global_names:
+            if name in scope.global_names and node is not self.module:
                 return self.module if self._scope(self.module).binds(name) else None
             if scope.binds(name):
                 return node
@@ -360,6 +380,6 @@ class NameResolver:
         for node in chain:
             scope = self._scope(node)
             for name, targets in scope.imports.items():
-                if module in targets and self._lookup(name, chain, frozenset()) == {module}:
+                if module in targets and self._lookup(name, chain) == {module}:
                     candidates.add(name)
         return min(candidates, key=lambda name: (len(name), name)) if candidates else None

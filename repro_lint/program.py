@@ -18,6 +18,7 @@ from repro_lint.events import Event, short, tables
 from repro_lint.facts import CallFact, ClassFacts, FunctionFacts, ModuleFacts
 from repro_lint.launches import FRESH_START_METHODS, POOL
 from repro_lint.module_names import ModuleNames
+from repro_lint.symbols import SymbolResolver
 
 # Calls, with the module making them: a module's top-level calls, or a function's.
 _Calls = tuple[str, Sequence[CallFact]]
@@ -101,6 +102,7 @@ class ProjectModel:
         }
         # The project pass asks the same questions once per rule and per program: answer each once.
         self.names = ModuleNames(self.modules)
+        self._symbols = SymbolResolver(self.modules, self.names, self.functions.keys() | self.classes.keys())
         self._symbol_cache: dict[tuple[str, str | None], str | None] = {}
         # By module, then by the call's identity: hashing a call fact hashes all its fields, millions of
         # times on a large project, and a (call, module) key per call took 25 MB on transformers. The
@@ -167,40 +169,13 @@ class ProjectModel:
             return (found,)
         return tuple(f"{found}.{method}" for method in _IMPLICIT_METHODS if f"{found}.{method}" in self.functions)
 
-    def resolve_symbol(self, qualified: str, importer: str | None = None, depth: int = 0) -> str | None:
+    def resolve_symbol(self, qualified: str, importer: str | None = None) -> str | None:
         """The project function or class a qualified name denotes, following re-exports through
         `__init__` modules and `from x import *`."""
-        if depth:
-            return self._resolve_symbol(qualified, importer, depth)
         key = (qualified, importer)
         if key not in self._symbol_cache:
-            self._symbol_cache[key] = self._resolve_symbol(qualified, importer, depth)
+            self._symbol_cache[key] = self._symbols.resolve(qualified, importer)
         return self._symbol_cache[key]
-
-    def _resolve_symbol(self, qualified: str, importer: str | None, depth: int) -> str | None:
-        if qualified in self.functions or qualified in self.classes:
-            return qualified
-        if depth > 8:
-            return None
-        split = self.names.split(qualified, importer)
-        if split is None:
-            return None
-        module, rest = split
-        local = f"{module}.{'.'.join(rest)}"
-        if local in self.functions or local in self.classes:
-            return local
-        facts = self.modules[module]
-        for target in facts.binding(rest[0]):
-            if target == qualified:
-                continue
-            found = self.resolve_symbol(".".join([target, *rest[1:]]), module, depth + 1)
-            if found:
-                return found
-        for star in facts.star_imports:
-            found = self.resolve_symbol(".".join([star, *rest]), module, depth + 1)
-            if found:
-                return found
-        return None
 
     def callees(self, call: CallFact, caller_module: str, fallback_within: frozenset[str] | None = None) -> tuple[str, ...]:
         """Project functions a call may reach. `obj.method()` on an unknown object may be any method of
@@ -459,7 +434,10 @@ class ProjectModel:
             )
         found.extend(self._framework_subclass_seeds(program))
         entry = program.entry.module
-        return sorted(set(found), key=lambda located: (located.module.module != entry, located.module.path, located.event.line, located.event.kind, located.event.rng, located.event.what))
+        # Told apart by module name and event: a set of them hashes the event alone (hashing a
+        # module's facts is costly), and one event made alike in many modules would fill one bucket.
+        unique = {(located.module.module, located.event): located for located in found}
+        return sorted(unique.values(), key=lambda located: (located.module.module != entry, located.module.path, located.event.order))
 
     def _framework_subclass_seeds(self, program: Program) -> list[Located]:
         """`MyTrainer(...)` where MyTrainer subclasses a framework object that seeds (HF Trainer)."""
@@ -597,20 +575,31 @@ class ProjectModel:
             found[name] = (fresh, tuple(call for call in calls if call.launcher))
         return found
 
-    def _framework_base(self, qualname: str, depth: int = 0) -> str | None:
-        cls = self.classes.get(qualname)
-        if cls is None or depth > 8:
-            return None
-        module = qualname.rsplit(".", 1)[0]
-        for base in cls.bases:
+    def _framework_base(self, qualname: str) -> str | None:
+        """The framework class (HF Trainer) `qualname` derives from through project classes, if
+        any: bases searched depth first in the order written, each class once (an inheritance chain
+        is as long as the project makes it, and broken code may make it a cycle)."""
+        seen = {qualname}
+        stack = [self._bases(qualname)]
+        while stack:
+            step = next(stack[-1], None)
+            if step is None:
+                stack.pop()
+                continue
+            base, module = step
             if base in tables().frameworks:
                 return base
             resolved = self.resolve_symbol(base, module)
-            if resolved is not None and resolved in self.classes:
-                found = self._framework_base(resolved, depth + 1)
-                if found:
-                    return found
+            if resolved is not None and resolved in self.classes and resolved not in seen:
+                seen.add(resolved)
+                stack.append(self._bases(resolved))
         return None
+
+    def _bases(self, qualname: str) -> Iterator[tuple[str, str]]:
+        """A project class's bases as written, with the module they are written in."""
+        cls = self.classes.get(qualname)
+        module = qualname.rsplit(".", 1)[0]
+        return iter([(base, module) for base in cls.bases] if cls is not None else [])
 
     def functions_drawing(self, rng: str) -> frozenset[str]:
         """Project functions that draw from `rng`, directly or through the functions they call."""

@@ -16,14 +16,14 @@ from repro_lint.dataset_facts import MAIN_BLOCK, MODULE_LEVEL, DatasetRef, Loade
 from repro_lint.facts import ModuleFacts
 from repro_lint.program import Program, ProjectModel
 
-_MAX_DEPTH = 6
 OLD_TORCH_BEFORE = (1, 9)  # workers reseed numpy's global RNG since torch 1.9 (PR #56488)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, order=True)
 class CopiedGenerator:
     """A generator every worker copies: `path` from the dataset object (`rng`, `transform.rng`), or a
-    module global's name (`where == "module"`, defined in `module`)."""
+    module global's name (`where == "module"`, defined in `module`). Ordered by path first: two
+    modules of a class's lineage may each hold a global of one name."""
 
     path: str
     where: str
@@ -67,7 +67,7 @@ class WorkerHazards:
         """Hazardous dataset classes the loader may get, by qualname, with whether the fix applies: a
         worker function written for one class would fail on a dataset of another class, so the fix
         needs the loader to get only that class."""
-        classes = [found for ref in site.datasets for found in self._classes_of(ref, module, 0)]
+        classes = [found for ref in site.datasets for found in self._classes_of(ref, module)]
         only_one = len({cls for cls, _ in classes}) == 1
         found: dict[str, tuple[Hazard, bool]] = {}
         for cls, fixable in classes:
@@ -77,18 +77,30 @@ class WorkerHazards:
                 found[cls] = (hazard, only_one and fixable and (previous is None or previous[1]))
         return found
 
-    def _classes_of(self, ref: DatasetRef, importer: str, depth: int) -> list[tuple[str, bool]]:
-        if depth > _MAX_DEPTH:
-            return []
+    def _classes_of(self, ref: DatasetRef, importer: str) -> list[tuple[str, bool]]:
+        """The project dataset classes `ref` may build, through factories calling factories (each
+        factory once), in the order the code names them, with whether the fix applies to each."""
         found: list[tuple[str, bool]] = []
-        for target in ref.targets:
-            symbol = self.project.resolve_symbol(target, importer)
-            if symbol in self._classes:
-                found.append((symbol, ref.fixable))
-            elif symbol in self._factories:
-                module, refs = self._factories[symbol]
-                for inner in refs:
-                    found.extend((cls, fixable and ref.fixable) for cls, fixable in self._classes_of(inner, module, depth + 1))
+        followed: set[tuple[str, bool]] = set()
+        # A stack, in reverse: classes found, and references a factory returns, left to follow.
+        pending: list[tuple[str, bool] | tuple[DatasetRef, str, bool]] = [(ref, importer, True)]
+        while pending:
+            item = pending.pop()
+            if len(item) == 2:
+                found.append(item)  # type: ignore[arg-type]
+                continue
+            current, module, fixable = item  # type: ignore[misc]
+            fixable = fixable and current.fixable
+            steps: list[tuple[str, bool] | tuple[DatasetRef, str, bool]] = []
+            for target in current.targets:
+                symbol = self.project.resolve_symbol(target, module)
+                if symbol in self._classes:
+                    steps.append((symbol, fixable))
+                elif symbol in self._factories and (symbol, fixable) not in followed:
+                    followed.add((symbol, fixable))
+                    defined_in, refs = self._factories[symbol]
+                    steps.extend((returned, defined_in, fixable) for returned in refs)
+            pending.extend(reversed(steps))
         return found
 
     # what a class's workers copy
@@ -111,7 +123,7 @@ class WorkerHazards:
             numpy_global = next((name for name in drawing if name), None)
         if not generators and numpy_global is None:
             return None
-        return Hazard(qualname, lineage[0][0], tuple(sorted(set(generators), key=lambda generator: generator.path)), numpy_global)
+        return Hazard(qualname, lineage[0][0], tuple(sorted(set(generators))), numpy_global)
 
     def _lineage(self, qualname: str) -> list[tuple[str, RandomClass]]:
         """The class and its project bases with facts, nearest first."""
