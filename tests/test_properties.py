@@ -15,7 +15,6 @@ import re
 import tempfile
 import textwrap
 import tokenize
-from collections import Counter
 from collections.abc import Callable
 from io import StringIO
 from pathlib import Path
@@ -116,6 +115,26 @@ def _duplicate_statement(text: str, draw: Callable) -> str | None:
     return "".join(lines[:last] + lines[first:last] + lines[last:])
 
 
+def _swap_statements(text: str, draw: Callable) -> str | None:
+    """Two neighbouring statements of one block trade places (a seed set after its use, say)."""
+    pairs = []
+    for node in ast.walk(ast.parse(text)):
+        for block in (getattr(node, name, None) for name in ("body", "orelse", "finalbody")):
+            if isinstance(block, list):
+                pairs += [(first, second) for first, second in zip(block, block[1:]) if (first.end_lineno or 0) < _first_line(second)]
+    if not pairs:
+        return None
+    first, second = draw(st.sampled_from(pairs))
+    lines = _lines(text)
+    start, end = _first_line(first) - 1, first.end_lineno or 0
+    other_start, other_end = _first_line(second) - 1, second.end_lineno or 0
+    return "".join(lines[:start] + lines[other_start:other_end] + lines[end:other_start] + lines[start:end] + lines[other_end:])
+
+
+def _first_line(statement: ast.stmt) -> int:
+    return min([statement.lineno, *(decorator.lineno for decorator in getattr(statement, "decorator_list", ()))])
+
+
 def _identifiers(text: str) -> list[str]:
     try:
         tokens = list(tokenize.generate_tokens(StringIO(text).readline))
@@ -172,7 +191,7 @@ def _crlf(text: str, draw: Callable) -> str | None:
     return re.sub(r"\r?\n", "\r\n", text) if "\n" in text else None
 
 
-MUTATIONS = [_delete_line, _duplicate_statement, _swap_names, _change_seed, _splice_generated, _form_feed, _crlf]
+MUTATIONS = [_delete_line, _duplicate_statement, _swap_statements, _swap_names, _change_seed, _splice_generated, _form_feed, _crlf]
 
 
 @st.composite
@@ -210,10 +229,10 @@ def _by_file(findings: list[Finding], root: Path) -> dict[str, list[Finding]]:
     return grouped
 
 
-def _unbound_names(source: bytes) -> Counter[str]:
+def _unbound_names(source: bytes) -> set[str]:
     """Names pyflakes says are used where nothing binds them."""
     found = checker.Checker(ast.parse(source), filename="train.py").messages
-    return Counter(message.message_args[0] for message in found if isinstance(message, (messages.UndefinedName, messages.UndefinedLocal)))
+    return {message.message_args[0] for message in found if isinstance(message, (messages.UndefinedName, messages.UndefinedLocal))}
 
 
 def _no_internal_error(result: LintResult) -> None:
