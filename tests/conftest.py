@@ -2,13 +2,28 @@
 
 from __future__ import annotations
 
+import os
 import textwrap
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from repro_lint.api import fix_source, lint_source
 from repro_lint.config import Settings
 from repro_lint.rules.base import Finding
+
+
+# Property-based tests (tests/test_properties.py): `ci`, the default, is bounded and derandomized so
+# that the suite stays quick and every run tries the same examples; `long` (HYPOTHESIS_PROFILE=long)
+# explores thousands of new ones, and prints how to replay a failure (`@reproduce_failure`) rather
+# than keeping a database in the checkout. Generated programs vary in size, hence no deadline.
+settings.register_profile(
+    "ci", max_examples=25, derandomize=True, database=None, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile(
+    "long", max_examples=2000, database=None, print_blob=True, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 # A seeded training script with one REP301 (unsafe fix) and one REP203 (safe fix).
