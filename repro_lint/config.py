@@ -183,15 +183,22 @@ def find_config_file(start: Path) -> Path | None:
 
 
 def _has_tool_table(pyproject: Path) -> bool:
-    """Whether the file has a `[tool.repro-lint]` header. A byte that is not UTF-8 can neither make
-    nor hide that ASCII header, so such a file is still found, and loading it says what is wrong
-    instead of dropping its settings; a file that cannot be read might configure repro-lint too.
-    Ruff stops on both alike."""
+    """Whether the file configures repro-lint. A valid document answers by its `tool.repro-lint`
+    table, however the header is spelt (`[ tool."repro-lint" ]`). A broken one (not TOML, a byte
+    that is not UTF-8, unreadable) is taken as ours when a line opens a `tool.repro-lint` header,
+    however malformed, or when it cannot be read at all, so loading it says what is wrong instead of
+    dropping its settings (Ruff stops there too); other broken pyproject files are not ours to judge."""
     try:
-        text = pyproject.read_bytes().decode("utf-8", errors="replace")
+        raw = pyproject.read_bytes()
     except OSError:
         return True
-    return re.search(r"^\[tool\.repro-lint[\].]", text, re.MULTILINE) is not None
+    try:
+        document = tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
+        text = raw.decode("utf-8", errors="replace")
+        return re.search(r"""^\s*\[+\s*tool\s*\.\s*["']?repro-lint\b""", text, re.MULTILINE) is not None
+    tool = document.get("tool")
+    return isinstance(tool, dict) and "repro-lint" in tool
 
 
 def load_settings(config: Path | None, start: Path) -> Settings:

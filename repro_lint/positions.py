@@ -6,8 +6,9 @@ generation itself (tests/test_positions.py checks every node's range against Pos
 
 Code generation gives back the parsed text but for one thing: LibCST drops a form feed (0x0C) in the
 indentation of a statement's first line, with the blanks before it, which Python's tokenizer reads as
-resetting the indentation. Positions are columns in the file's own text, as flake8 and Ruff report
-them, so a line that lost such a prefix has its columns shifted back by the prefix's length.
+resetting the indentation; and where the form feed opens a block's first line, it regenerates every
+line of the block with it. Positions are columns in the file's own text, as flake8 and Ruff report
+them, so a line that lost (gained) such a prefix has its columns shifted back (forth) by its length.
 """
 
 from __future__ import annotations
@@ -146,7 +147,7 @@ class Positions:
         position = self._lines.position(self._offsets[token])
         dropped = self._dropped.get(position.line, 0)
         if dropped and (position.column or starts):
-            return Position(position.line, position.column + dropped)
+            return Position(position.line, max(0, position.column + dropped))
         return position
 
     def range(self, node: cst.CSTNode) -> Range:
@@ -159,12 +160,14 @@ class Positions:
 
 def _dropped_prefixes(source: str, generated: str) -> dict[int, int]:
     """For each line whose leading blanks and form feeds code generation left out: the number of
-    characters left out."""
+    characters left out; negative where it added them (a block whose first line's indentation holds
+    a form feed is regenerated with that indentation on every line)."""
     if source == generated:
         return {}
     dropped = {}
     for line, (original, kept) in enumerate(zip(source.split("\n"), generated.split("\n")), start=1):
-        prefix = original[: len(original) - len(kept)]
-        if prefix and original.endswith(kept) and "\f" in prefix and not prefix.strip(" \t\f"):
-            dropped[line] = len(prefix)
+        shorter, longer = sorted((original, kept), key=len)
+        prefix = longer[: len(longer) - len(shorter)]
+        if prefix and longer.endswith(shorter) and "\f" in prefix and not prefix.strip(" \t\f"):
+            dropped[line] = len(original) - len(kept)
     return dropped

@@ -149,3 +149,20 @@ def test_cli_overrides():
     } | {"REP104"}
     with pytest.raises(ConfigError, match="--ignore"):
         Settings().with_overrides(None, [], ["NOPE"])
+
+
+@pytest.mark.parametrize(
+    "document, found",
+    [
+        ('[ tool."repro-lint" ]\nignore = ["REP301"]\n', True),  # valid TOML, however spelt
+        ("[tool.'repro-lint']\n", True),
+        ("[tool.repro-lint\nselect = []\n", True),  # broken: loading must say so, not drop it
+        ("[tool.ruff\nselect = []\n", False),  # broken, but not ours
+        ("[tool.ruff]\nselect = []\n", False),
+        ('[project]\ndescription = "see [tool.repro-lint] below"\n', False),
+    ],
+)
+def test_pyproject_configures_repro_lint(project, document, found):
+    root = project({"pkg/train.py": BENCH}, document)
+    (root / "pkg" / "pyproject.toml").write_text(document)
+    assert (find_config_file(root / "pkg") == root / "pkg" / "pyproject.toml") is found

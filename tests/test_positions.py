@@ -50,11 +50,14 @@ def test_every_node_has_the_range_libcst_gives_it(source: str) -> None:
 
 # LibCST's code generation leaves out a form feed (with the blanks before it) in the indentation of
 # a statement's first line; positions stay columns of the file's own text.
-FORM_FEED_SOURCES = [re.sub(r"(?m)^(?=.)", prefix, EVERY_KIND_OF_SYNTAX) for prefix in ("\f", " \f", "\f\f")]
+FORM_FEED_SOURCES = [re.sub(r"(?m)^(?=.)", prefix, EVERY_KIND_OF_SYNTAX) for prefix in ("\f", " \f", "\f\f")] + [
+    # A form feed opening a block's first line: LibCST regenerates every line of the block with it.
+    re.sub(r"(?m):\n(?=[ \t]+\S)", ":\n\f", EVERY_KIND_OF_SYNTAX),
+]
 _DROPPED = re.compile(r"(?m)^[ \t\f]*\f")
 
 
-@pytest.mark.parametrize("source", FORM_FEED_SOURCES, ids=["form feed", "blank and form feed", "two form feeds"])
+@pytest.mark.parametrize("source", FORM_FEED_SOURCES, ids=["form feed", "blank and form feed", "two form feeds", "form feed opening a block"])
 def test_ranges_are_columns_of_the_text_after_form_feeds(source: str) -> None:
     module = cst.parse_module(source)
     generated = module.code
