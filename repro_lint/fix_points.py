@@ -227,9 +227,13 @@ def _leading_import_line(module: cst.Module, positions: Positions) -> int:
     return positions.range(last)[1].line + 1 if last is not None else 1
 
 
-def _import_line(module: cst.Module, positions: Positions) -> int:
+def _import_line(module: cst.Module, positions: Positions, guard: cst.If) -> int:
+    """The line after the last top-level import above the main guard: one below it runs only after
+    the guarded code, which a fix's seed constant and imports must precede."""
     last = None
     for statement in module.body:
+        if statement is guard:
+            break
         if is_import_line(statement):
             last = statement
     if last is None and module.body and _is_docstring(module.body[0]):
@@ -448,9 +452,9 @@ def entry_fix_facts(
     if not module.body:
         return None
     main_path = _main_path(context, guard, positions)
-    # Without a main guard the seed goes after the opening imports: names imported only further
-    # down do not exist there yet, so the fix imports what it needs itself.
-    visible_before = main_path.line if guard is None and main_path is not None else None
+    # Without a main guard the seed goes after the opening imports, with one it runs when the guard
+    # does: names imported only further down do not exist there yet, so the fix imports them itself.
+    visible_before = positions.start(guard).line if guard is not None else main_path.line if main_path is not None else None
     aliases = tuple(
         (name, alias)
         for name in FIX_MODULES
@@ -460,7 +464,7 @@ def entry_fix_facts(
     return EntryFixFacts(
         newline=module.default_newline,
         indent=module.default_indent,
-        import_line=_leading_import_line(module, positions) if guard is None else _import_line(module, positions),
+        import_line=_leading_import_line(module, positions) if guard is None else _import_line(module, positions, guard),
         torch_import_line=_first_import_line(module, positions, "torch"),
         os_import_line=_first_import_line(module, positions, "os"),
         aliases=aliases,

@@ -137,3 +137,17 @@ def test_program_fix_reuses_a_constant_set_before_the_main_block(project):
         project, f"import torch\nSEED = 3\ndef main():\n{textwrap.indent(TRAINS, '    ')}if __name__ == '__main__':\n    main()\n"
     )
     assert "SEED = 0" not in fixed and "    torch.manual_seed(SEED)\n    main()" in fixed
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        # An import below the `__main__` block runs only after it: the constant and the seeding's
+        # import go above the block, not after that import.
+        f"import numpy as np\ndef main():\n{textwrap.indent(TRAINS, '    ')}if __name__ == '__main__':\n    main()\nimport torch\n",
+    ],
+)
+def test_program_fix_goes_above_imports_that_follow_the_main_block(project, code):
+    fixed = _program_fix(project, code)
+    guard = fixed.index("if __name__")
+    assert fixed.index("SEED = 0") < guard and fixed.index("import torch") < guard
