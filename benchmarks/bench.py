@@ -43,7 +43,6 @@ and the references with
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import statistics
@@ -54,17 +53,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
+from measure import measure
 
-# Runs a command and reports its wall time and the peak resident set of its largest process.
-_MEASURE = """
-import json, resource, subprocess, sys, time
-start = time.perf_counter()
-subprocess.run(sys.argv[2:], cwd=sys.argv[1], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-seconds = time.perf_counter() - start
-usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-print(json.dumps({"seconds": seconds, "cpu": usage.ru_utime + usage.ru_stime, "peak_kb": usage.ru_maxrss}))
-"""
+HERE = Path(__file__).resolve().parent
 
 
 @dataclass
@@ -81,9 +72,8 @@ Run = tuple[float, float, float]  # wall seconds, CPU seconds of all its process
 
 
 def _measure(command: list[str], cwd: Path) -> Run:
-    output = subprocess.run([sys.executable, "-c", _MEASURE, str(cwd), *command], capture_output=True, text=True, check=True)
-    found = json.loads(output.stdout)
-    return found["seconds"], found["cpu"], found["peak_kb"] / 1024
+    run = measure(command, cwd)
+    return run.seconds, run.cpu, run.peak_mb
 
 
 def _median(runs: list[Run]) -> Run:
