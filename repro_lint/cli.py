@@ -13,6 +13,7 @@ from repro_lint.cache import cache_folders, remove_caches
 from repro_lint.config import ConfigError, load_settings
 from repro_lint.discovery import MissingPath
 from repro_lint.output import text
+from repro_lint.output.context import repository_root
 from repro_lint.output.report import FORMATS, errors, render_report, write_report
 from repro_lint.pages import page_text
 from repro_lint.problems import Problem
@@ -139,7 +140,15 @@ def check(
 
     fixed = result.fixed if fix else None
     report = render_report(
-        output_format, result.findings, fixed=fixed, unsafe_fixes=unsafe_fixes, statistics=statistics, quiet=quiet, problems=result.problems
+        output_format,
+        result.findings,
+        fixed=fixed,
+        unsafe_fixes=unsafe_fixes,
+        statistics=statistics,
+        quiet=quiet,
+        problems=result.problems,
+        root=repository_root(targets[0]),
+        docs_url=settings.docs_url,
     )
     _emit(report, output_file, None if quiet else text.summary(result.findings, fixed, unsafe_fixes, errors(result.problems)))
     sys.exit(EXIT_ERROR if failed else EXIT_FINDINGS if result.findings and not exit_zero else EXIT_OK)

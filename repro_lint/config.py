@@ -15,6 +15,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
+from repro_lint.pages import is_web_url
 from repro_lint.rules.catalog import CATALOG
 
 CONFIG_FILES = ("repro-lint.toml", "pyproject.toml")
@@ -36,6 +37,8 @@ class Settings:
     seed_helpers: tuple[str, ...] = ()
     entry_points: tuple[str, ...] = ()
     target_torch_version: str | None = None
+    # Only the reports' links depend on it, not the analysis: left out of the repr the cache is keyed by.
+    docs_url: str | None = field(default=None, repr=False)
     config_dir: Path | None = field(default=None, compare=False)
 
     @property
@@ -94,7 +97,7 @@ def _string_list(table: Mapping[str, object], key: str, where: str) -> tuple[str
 
 
 _LIST_KEYS = ("select", "extend-select", "ignore", "exclude", "extend-exclude", "seed-helpers", "entry-points")
-_KNOWN_KEYS = frozenset({*_LIST_KEYS, "per-file-ignores", "target-torch-version"})
+_KNOWN_KEYS = frozenset({*_LIST_KEYS, "per-file-ignores", "target-torch-version", "docs-url"})
 
 
 def settings_from_table(table: Mapping[str, object], where: str, config_dir: Path | None) -> Settings:
@@ -118,6 +121,13 @@ def settings_from_table(table: Mapping[str, object], where: str, config_dir: Pat
     if version is not None and (not isinstance(version, str) or not _VERSION.match(version)):
         raise ConfigError(f"{where}: `target-torch-version` must be a version string such as \"2.1\"")
 
+    docs_url = table.get("docs-url")
+    if docs_url is not None and (not isinstance(docs_url, str) or not is_web_url(docs_url)):
+        raise ConfigError(
+            f"{where}: `docs-url` must be an absolute http(s) URL of the folder holding the rule pages, "
+            "such as \"https://example.org/repro-lint/rules/\""
+        )
+
     return Settings(
         select=lists["select"],
         extend_select=lists["extend-select"] or (),
@@ -128,6 +138,7 @@ def settings_from_table(table: Mapping[str, object], where: str, config_dir: Pat
         seed_helpers=lists["seed-helpers"] or (),
         entry_points=lists["entry-points"] or (),
         target_torch_version=version,
+        docs_url=docs_url,
         config_dir=config_dir,
     )
 

@@ -51,7 +51,7 @@ def test_json_schema(repo):
     first = findings[0]
     assert set(first) == {"code", "name", "message", "path", "line", "column", "end_line", "end_column", "cell", "fix", "url"}
     assert (first["path"], first["line"], first["column"], first["end_line"], first["end_column"]) == ("train.py", 5, 1, 5, 23)
-    assert first["name"] == "cudnn-benchmark-enabled" and first["cell"] is None and first["url"].endswith("/rules/REP301.md")
+    assert first["name"] == "cudnn-benchmark-enabled" and first["cell"] is None and first["url"] is None  # no docs-url: the pages are published nowhere
     assert first["fix"] == {
         "applicability": "unsafe",
         "message": "Set `cudnn.benchmark = False`",

@@ -166,3 +166,23 @@ def test_pyproject_configures_repro_lint(project, document, found):
     root = project({"pkg/train.py": BENCH}, document)
     (root / "pkg" / "pyproject.toml").write_text(document)
     assert (find_config_file(root / "pkg") == root / "pkg" / "pyproject.toml") is found
+
+
+def test_docs_url_is_read_and_leaves_the_cache_key_alone(project):
+    root = project({"train.py": BENCH}, '[tool.repro-lint]\ndocs-url = "https://docs.example.org/rl/rules/"\n')
+    settings = load_settings(None, root)
+    assert settings.docs_url == "https://docs.example.org/rl/rules/"
+    # The cache is keyed by the settings' repr: a link changes no finding, so it must not empty the cache.
+    assert repr(settings) == repr(load_settings(None, project({"train.py": BENCH}, "[tool.repro-lint]\n")))
+
+
+@pytest.mark.parametrize(
+    "value",
+    ['"docs.example.org/rules"', '"rules/"', '"ftp://example.org/rules"', '"https://"', '["https://example.org"]', "1", '""'],
+)
+def test_bad_docs_url_is_a_config_error_naming_the_key(project, value):
+    root = project({"train.py": BENCH}, f"[tool.repro-lint]\ndocs-url = {value}\n")
+    with pytest.raises(ConfigError, match=r"`docs-url` must be an absolute http\(s\) URL"):
+        load_config_file(root / "pyproject.toml")
+    result = CliRunner().invoke(main, ["check", str(root)])
+    assert result.exit_code == 2 and "`docs-url` must be an absolute http(s) URL" in result.stderr

@@ -5,11 +5,17 @@ from __future__ import annotations
 import json
 import os
 import stat
+import sys
 from importlib import metadata
 from pathlib import Path
 
 import jsonschema
 import pytest
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
 
 from conftest import SEEDED_PROGRAM_WITH_TWO_FINDINGS
 from click.testing import CliRunner
@@ -18,7 +24,8 @@ from repro_lint.api import fix_source
 from repro_lint.cli import main
 from repro_lint.config import Settings
 from repro_lint.output import github, sarif
-from repro_lint.pages import REPOSITORY_URL, page_text, page_url
+from repro_lint import pages
+from repro_lint.pages import page_text
 from repro_lint.registry import REGISTRY
 from repro_lint.rules.base import Finding
 from repro_lint.source import Position
@@ -112,21 +119,70 @@ def test_sarif_rules_come_from_the_rule_pages(repo):
     )
     assert rule["fullDescription"]["text"].startswith(rule["shortDescription"]["text"] + " A value that is not a literal")
     assert rule["help"]["markdown"] == rule["help"]["text"] == page_text("REP301")
-    # SARIF's helpUri must be absolute: the page in the repository, at the installed version's tag.
-    version = metadata.version("repro-lint")
-    assert rule["helpUri"] == f"{REPOSITORY_URL}/blob/v{version}/rules/REP301.md" == page_url("REP301")
+    # The pages are published nowhere yet (no `docs-url`, no project URL): no link, rather than a made-up one.
+    assert pages.published_pages_url() is None
+    assert "helpUri" not in rule
     _, out, _ = check("--output-format", "json", ".")
-    assert {finding["url"] for finding in json.loads(out)} == {page_url("REP203"), page_url("REP301")}
+    assert [finding["url"] for finding in json.loads(out)] == [None, None]
 
 
-def test_the_readme_names_the_same_repository():
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
-    assert f"- repo: {REPOSITORY_URL}" in readme
+def test_configured_docs_url_links_every_rule_page(repo):
+    (repo / "pyproject.toml").write_text("[tool.repro-lint]\ndocs-url = 'https://docs.example.org/repro-lint/rules/'\n")
+    _, out, _ = check("--output-format", "sarif", ".")
+    log = json.loads(out)
+    validate(log)
+    rules = log["runs"][0]["tool"]["driver"]["rules"]
+    assert [rule["helpUri"] for rule in rules] == [
+        "https://docs.example.org/repro-lint/rules/REP203.md",
+        "https://docs.example.org/repro-lint/rules/REP301.md",
+    ]
+    assert all(rule["help"]["markdown"] == page_text(rule["id"]) for rule in rules)  # the page stays inline
+    _, out, _ = check("--output-format", "json", ".")
+    assert [finding["url"] for finding in json.loads(out)] == [
+        "https://docs.example.org/repro-lint/rules/REP301.md",
+        "https://docs.example.org/repro-lint/rules/REP203.md",
+    ]
+
+
+class _Metadata:
+    def __init__(self, urls: list[str]) -> None:
+        self.urls = urls
+
+    def get_all(self, name: str) -> list[str] | None:
+        return self.urls if name == "Project-URL" else None
+
+
+@pytest.mark.parametrize(
+    "urls, expected",
+    [
+        (["Rules, https://example.org/rl/rules"], "https://example.org/rl/rules/REP301.md"),
+        (["Source, https://example.org/rl", "rules, https://example.org/rl/pages/"], "https://example.org/rl/pages/REP301.md"),
+        (["Source, https://example.org/rl", "Documentation, https://example.org/rl/docs"], None),
+        (["Rules, rules/"], None),  # not an absolute address: no link
+        ([], None),
+    ],
+)
+def test_page_url_falls_back_to_the_package_metadata(monkeypatch, urls, expected):
+    pages.published_pages_url.cache_clear()
+    monkeypatch.setattr(pages.metadata, "metadata", lambda name: _Metadata(urls))
+    try:
+        assert pages.page_url("REP301", None) == expected
+        # A configured `docs-url` wins over the metadata.
+        assert pages.page_url("REP301", "https://mine.example/rules") == "https://mine.example/rules/REP301.md"
+    finally:
+        pages.published_pages_url.cache_clear()
+
+
+def test_the_package_declares_no_rule_pages_url_unless_its_metadata_says_so():
+    declared = tomllib.loads((Path(__file__).resolve().parent.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    urls = declared["project"].get("urls", {})
+    labelled = [url for label, url in urls.items() if label.replace(" ", "").replace("-", "").lower() == pages.PAGES_URL_LABEL]
+    assert pages.published_pages_url() == (labelled[0] if labelled else None)
 
 
 def test_sarif_rule_without_a_page_falls_back_to_its_name(monkeypatch):
     monkeypatch.setattr(sarif, "page_text", lambda code: None)
-    descriptor = sarif.rule_descriptor("REP301")
+    descriptor = sarif.rule_descriptor("REP301", None)
     assert descriptor["shortDescription"] == descriptor["fullDescription"] == {"text": "cudnn benchmark enabled"}
     assert "help" not in descriptor
 
@@ -170,9 +226,65 @@ def test_sarif_without_findings_is_valid(tmp_path, monkeypatch):
     assert log["runs"][0]["results"] == [] and log["runs"][0]["tool"]["driver"]["rules"] == []
 
 
-def test_sarif_artifact_uris():
-    assert sarif.artifact_uri("src/my model.py") == "src/my%20model.py"
-    assert sarif.artifact_uri("/work/a b/train.py") == "file:///work/a%20b/train.py"
+def test_sarif_artifact_locations(tmp_path, monkeypatch):
+    root = tmp_path.resolve()
+    (root / "src").mkdir()
+    monkeypatch.chdir(root / "src")
+    assert sarif.artifact_location("my model.py", root) == {"uri": "src/my%20model.py", "uriBaseId": "%SRCROOT%"}
+    assert sarif.artifact_location(str(root / "src" / "a.py"), root) == {"uri": "src/a.py", "uriBaseId": "%SRCROOT%"}
+    assert sarif.artifact_location("../../a b/train.py", root) == {"uri": (root.parent / "a b" / "train.py").as_uri()}
+    assert (root.parent / "a b" / "train.py").as_uri().endswith("/a%20b/train.py")
+
+
+def _sub_repository(tmp_path: Path, git_marker: str) -> Path:
+    """A repository whose code sits in `pkg/`, with its own pyproject.toml (a monorepo's package)."""
+    if git_marker == "folder":
+        (tmp_path / ".git").mkdir()
+    else:  # a worktree or a submodule: `.git` is a file naming the git folder
+        (tmp_path / ".git").write_text("gitdir: /elsewhere/.git/worktrees/x\n")
+    (tmp_path / "pkg" / "deep").mkdir(parents=True)
+    (tmp_path / "pkg" / "pyproject.toml").write_text("[project]\nname = 'pkg'\n")
+    (tmp_path / "pkg" / "train.py").write_text(BAD)
+    (tmp_path / "pkg" / "deep" / "bad.py").write_text("def broken(:\n")
+    return tmp_path.resolve()
+
+
+@pytest.mark.parametrize("git_marker", ["folder", "file"])
+def test_sarif_names_files_from_the_repository_root_whatever_the_current_folder(tmp_path, monkeypatch, git_marker):
+    root = _sub_repository(tmp_path, git_marker)
+    logs = []
+    for cwd, target in [(root, "pkg"), (root / "pkg", "."), (root / "pkg" / "deep", ".."), (root.parent, str(root / "pkg"))]:
+        monkeypatch.chdir(cwd)
+        code, out, _ = check("--output-format", "sarif", "--no-cache", target)
+        assert code == 1
+        log = json.loads(out)
+        validate(log)
+        # Results come in the order of the paths as given (`../train.py` sorts apart from `bad.py`).
+        log["runs"][0]["results"].sort(key=lambda result: json.dumps(result, sort_keys=True))
+        logs.append(log)
+    assert all(log == logs[0] for log in logs)
+    run = logs[0]["runs"][0]
+    assert run["originalUriBaseIds"] == {"%SRCROOT%": {"uri": root.as_uri() + "/"}}
+    locations = [result["locations"][0]["physicalLocation"]["artifactLocation"] for result in run["results"]]
+    assert sorted(locations, key=lambda location: location["uri"]) == [
+        {"uri": "pkg/deep/bad.py", "uriBaseId": "%SRCROOT%"},  # REP001: it does not parse
+        {"uri": "pkg/train.py", "uriBaseId": "%SRCROOT%"},
+        {"uri": "pkg/train.py", "uriBaseId": "%SRCROOT%"},
+    ]
+    fix_locations = [result["fixes"][0]["artifactChanges"][0]["artifactLocation"] for result in run["results"] if "fixes" in result]
+    assert fix_locations == [{"uri": "pkg/train.py", "uriBaseId": "%SRCROOT%"}] * 2
+
+
+def test_sarif_without_a_repository_names_files_from_the_project_root(tmp_path, monkeypatch):
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "train.py").write_text(BAD)
+    monkeypatch.chdir(tmp_path / "sub")
+    log = json.loads(check("--output-format", "sarif", "--select", "REP301", ".")[1])
+    validate(log)
+    run = log["runs"][0]
+    assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == tmp_path.resolve().as_uri() + "/"
+    assert run["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "sub/train.py"
 
 
 # --- GitHub workflow commands ------------------------------------------------------------------------
@@ -191,11 +303,23 @@ def test_github_annotations(repo):
     ]
 
 
+def test_github_annotations_name_files_from_the_repository_root(tmp_path, monkeypatch):
+    root = _sub_repository(tmp_path, "folder")
+    outputs = []
+    for cwd in (root, root / "pkg", root / "pkg" / "deep"):
+        monkeypatch.chdir(cwd)
+        outputs.append(sorted(check("--output-format", "github", "--no-cache", str(root / "pkg"))[1].splitlines()))
+    assert outputs[0] == outputs[1] == outputs[2]
+    assert [line.split(",")[0] for line in outputs[0]] == [
+        "::error file=pkg/deep/bad.py", "::error file=pkg/train.py", "::error file=pkg/train.py"
+    ]  # fmt: skip
+
+
 def test_github_escaping():
     finding = Finding(
         "REP301", "cudnn-benchmark-enabled", "100% slower,\r\nmaybe: yes", "dir,a/b:c%.py", Position(3, 4), Position(3, 9)
     )
-    assert github.annotation(finding) == (
+    assert github.annotation(finding, Path.cwd()) == (
         "::error file=dir%2Ca/b%3Ac%25.py,line=3,col=5,endLine=3,endColumn=10,"
         "title=REP301 cudnn-benchmark-enabled::100%25 slower,%0D%0Amaybe: yes"
     )

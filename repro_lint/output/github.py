@@ -1,10 +1,12 @@
 """GitHub Actions workflow commands: each finding becomes an `::error` annotation on its lines of the
-pull request's diff."""
+pull request's diff. GitHub matches `file=` against the repository root, so files are named from it."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
+from repro_lint.output.context import ReportContext, path_under_root
 from repro_lint.output.json_output import cell_location, finding_object
 from repro_lint.problems import Problem
 from repro_lint.rules.base import Finding
@@ -20,9 +22,13 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def annotation(finding: Finding) -> str:
+def _file(reported: str, root: Path) -> str:
+    return path_under_root(reported, root) or reported
+
+
+def annotation(finding: Finding, root: Path) -> str:
     data = finding_object(finding)  # 1-based columns, as GitHub wants
-    properties: dict[str, object] = {"file": finding.path}
+    properties: dict[str, object] = {"file": _file(finding.path, root)}
     message = finding.message
     if finding.cell is None:
         properties.update(line=data["line"], col=data["column"], endLine=data["end_line"], endColumn=data["end_column"])
@@ -34,12 +40,13 @@ def annotation(finding: Finding) -> str:
     return f"::error {listed}::{escape_data(message)}"
 
 
-def problem_annotation(problem: Problem) -> str:
+def problem_annotation(problem: Problem, root: Path) -> str:
     """A file repro-lint failed on (an error) or skipped (a warning), annotated on the whole file."""
     level, verb = ("error", "failed on") if problem.kind == "error" else ("warning", "skipped")
-    properties = f"file={escape_property(problem.path)},title=repro-lint {verb} this file"
+    properties = f"file={escape_property(_file(problem.path, root))},title=repro-lint {verb} this file"
     return f"::{level} {properties}::{escape_data(problem.summary)}"
 
 
-def render(findings: Sequence[Finding], problems: Sequence[Problem] = ()) -> str:
-    return "\n".join([*(annotation(finding) for finding in findings), *(problem_annotation(problem) for problem in problems)])
+def render(findings: Sequence[Finding], context: ReportContext) -> str:
+    annotations = [annotation(finding, context.root) for finding in findings]
+    return "\n".join([*annotations, *(problem_annotation(problem, context.root) for problem in context.problems)])

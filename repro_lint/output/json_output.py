@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+from repro_lint.output.context import ReportContext
 from repro_lint.pages import page_url
 from repro_lint.rules.base import Edit, Finding
 
@@ -34,7 +35,6 @@ def finding_object(finding: Finding) -> dict[str, object]:
         "fix": None
         if fix is None
         else {"applicability": fix.applicability.value, "message": fix.message, "edits": [_edit(edit) for edit in fix.edits]},
-        "url": page_url(finding.code),
     }
 
 
@@ -43,5 +43,7 @@ def cell_location(finding: Finding) -> str:
     return f"cell {finding.cell}, line {finding.start.line}, column {finding.start.column + 1}"
 
 
-def render(findings: Sequence[Finding]) -> str:
-    return json.dumps([finding_object(finding) for finding in findings], indent=2)
+def render(findings: Sequence[Finding], context: ReportContext) -> str:
+    """Each finding with the address of its rule's page, null when the pages are published nowhere."""
+    objects = [{**finding_object(finding), "url": page_url(finding.code, context.docs_url)} for finding in findings]
+    return json.dumps(objects, indent=2)

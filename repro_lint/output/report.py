@@ -9,12 +9,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from repro_lint.output import github, json_output, sarif, text
+from repro_lint.output.context import ReportContext
 from repro_lint.problems import Problem
 from repro_lint.rules.base import Finding
 
 FORMATS = ("text", "json", "sarif", "github")
 MACHINE_FORMATS = {"json": json_output.render, "sarif": sarif.render, "github": github.render}
-_WITH_PROBLEMS = {"sarif": sarif.render, "github": github.render}
 
 
 def render_report(
@@ -26,14 +26,14 @@ def render_report(
     statistics: bool = False,
     quiet: bool = False,
     problems: Sequence[Problem] = (),
+    root: Path,
+    docs_url: str | None,
 ) -> str:
     """The whole report as text, each line ending in a newline (empty when there is nothing to say).
-    Machine formats are the findings only: `--statistics` and the summary are for people."""
-    if output_format in _WITH_PROBLEMS:  # the formats with a place for what kept the run from its whole job
-        rendered = _WITH_PROBLEMS[output_format](findings, problems)
-        return rendered + "\n" if rendered else ""
+    Machine formats are the findings only: `--statistics` and the summary are for people. They name
+    files from `root` (SARIF, GitHub) and link rule pages under `docs_url` (JSON, SARIF)."""
     if output_format in MACHINE_FORMATS:
-        rendered = MACHINE_FORMATS[output_format](findings)
+        rendered = MACHINE_FORMATS[output_format](findings, ReportContext(root, docs_url, problems))
         return rendered + "\n" if rendered else ""
     if output_format != "text":
         raise ValueError(f"unknown output format {output_format!r}")

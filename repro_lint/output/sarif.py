@@ -1,15 +1,19 @@
 """SARIF 2.1.0 for GitHub code scanning and other SARIF viewers: one run, the reported rules described
-from their documentation pages, one result per finding with its fix as replacements."""
+from their documentation pages, one result per finding with its fix as replacements. Files are named
+relative to the repository root (`%SRCROOT%`), which is what GitHub matches, whatever folder the run
+started in."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Mapping, Sequence
 from importlib import metadata
-from pathlib import PurePosixPath
+from pathlib import Path
 from urllib.parse import quote
 
+from repro_lint.output.context import ReportContext, path_under_root
 from repro_lint.output.json_output import cell_location, finding_object
 from repro_lint.pages import page_text, page_url
 from repro_lint.problems import Problem
@@ -20,6 +24,7 @@ SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas
 # Every finding is something to fix before the run can be trusted; flake8 and Ruff report them all as
 # errors too, and GitHub only fails a check on `error`.
 LEVEL = "error"
+SRCROOT = "%SRCROOT%"  # the name SARIF's specification and GitHub give the root of the checkout
 _WHAT_IT_DOES = re.compile(r"^## What it does\n(?P<body>.*?)(?=^## |\Z)", re.MULTILINE | re.DOTALL)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 
@@ -42,7 +47,9 @@ def _descriptions(code: str) -> tuple[str, str, str | None]:
     return _SENTENCE_END.split(full, maxsplit=1)[0], full, page
 
 
-def rule_descriptor(code: str) -> dict[str, object]:
+def rule_descriptor(code: str, docs_url: str | None) -> dict[str, object]:
+    """The rule, with its page inline as `help` (a code-scanning alert shows it without a link to follow)
+    and `helpUri` only where the pages are published."""
     short, full, page = _descriptions(code)
     descriptor: dict[str, object] = {
         "id": code,
@@ -53,17 +60,23 @@ def rule_descriptor(code: str) -> dict[str, object]:
     }
     if page is not None:
         descriptor["help"] = {"text": page, "markdown": page}
-    descriptor["helpUri"] = page_url(code)
+    url = page_url(code, docs_url)
+    if url is not None:
+        descriptor["helpUri"] = url
     return descriptor
 
 
-def artifact_uri(path: str) -> str:
-    """A relative path stays relative (GitHub resolves it against the checkout); an absolute one
-    becomes a `file://` URI."""
-    posix = PurePosixPath(path)
-    if posix.is_absolute():
-        return "file://" + quote(posix.as_posix())
-    return quote(posix.as_posix())
+def artifact_location(reported: str, root: Path) -> dict[str, str]:
+    """A file under the root as a URI relative to `%SRCROOT%`; one outside it as an absolute `file://` URI."""
+    relative = path_under_root(reported, root)
+    if relative is None:
+        return {"uri": Path(os.path.abspath(reported)).as_uri()}
+    return {"uri": quote(relative), "uriBaseId": SRCROOT}
+
+
+def _folder_uri(folder: Path) -> str:
+    uri = folder.as_uri()
+    return uri if uri.endswith("/") else uri + "/"  # a base URI names a folder only with its slash
 
 
 def _region(line: object, column: object, end_line: object, end_column: object) -> dict[str, object]:
@@ -88,9 +101,9 @@ def _fix(fix: Mapping[str, object], location: dict[str, str]) -> dict[str, objec
     }
 
 
-def result(finding: Finding, rule_index: int) -> dict[str, object]:
+def result(finding: Finding, rule_index: int, root: Path) -> dict[str, object]:
     data = finding_object(finding)
-    location = {"uri": artifact_uri(finding.path)}
+    location = artifact_location(finding.path, root)
     region = _region(data["line"], data["column"], data["end_line"], data["end_column"])
     message = finding.message
     if finding.cell is not None:
@@ -114,36 +127,37 @@ def result(finding: Finding, rule_index: int) -> dict[str, object]:
     return sarif
 
 
-def invocation(problems: Sequence[Problem]) -> dict[str, object]:
+def invocation(problems: Sequence[Problem], root: Path) -> dict[str, object]:
     """Whether the run did its whole job, and, as notifications, the files it failed on or skipped."""
     notifications = [
         {
             "level": "error" if problem.kind == "error" else "warning",
             "message": {"text": f"repro-lint {'failed on' if problem.kind == 'error' else 'skipped'} this file: {problem.summary}"},
-            "locations": [{"physicalLocation": {"artifactLocation": {"uri": artifact_uri(problem.path)}}}],
+            "locations": [{"physicalLocation": {"artifactLocation": artifact_location(problem.path, root)}}],
         }
         for problem in problems
     ]
     return {"executionSuccessful": all(problem.kind != "error" for problem in problems), "toolExecutionNotifications": notifications}
 
 
-def sarif_log(findings: Sequence[Finding], problems: Sequence[Problem] = ()) -> dict[str, object]:
+def sarif_log(findings: Sequence[Finding], context: ReportContext) -> dict[str, object]:
     codes = sorted({finding.code for finding in findings})
     index = {code: position for position, code in enumerate(codes)}
     driver: dict[str, object] = {"name": "repro-lint"}
     version = tool_version()
     if version is not None:
         driver["version"] = version
-    driver["rules"] = [rule_descriptor(code) for code in codes]
+    driver["rules"] = [rule_descriptor(code, context.docs_url) for code in codes]
     run = {
         "tool": {"driver": driver},
+        "originalUriBaseIds": {SRCROOT: {"uri": _folder_uri(context.root)}},
         # Positions count characters (code points), as LibCST does, not UTF-16 units (SARIF's default).
         "columnKind": "unicodeCodePoints",
-        "results": [result(finding, index[finding.code]) for finding in findings],
-        "invocations": [invocation(problems)],
+        "results": [result(finding, index[finding.code], context.root) for finding in findings],
+        "invocations": [invocation(context.problems, context.root)],
     }
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
 
 
-def render(findings: Sequence[Finding], problems: Sequence[Problem] = ()) -> str:
-    return json.dumps(sarif_log(findings, problems), indent=2)
+def render(findings: Sequence[Finding], context: ReportContext) -> str:
+    return json.dumps(sarif_log(findings, context), indent=2)
