@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 
 INSTALL_HINT = (
     "the runtime probe must run where torch is installed: "
-    "`pip install 'repro-lint[probe]'`, or run repro-lint from your training environment"
+    "`pip install torch`, or run repro-lint from your training environment"
 )
 
 

@@ -18,7 +18,7 @@ def test_missing_torch_is_a_clear_message_and_exit_3(tmp_path, args):
     proc = run_python(HIDDEN, *args, cwd=tmp_path)
     assert proc.returncode == 3, proc.stdout + proc.stderr
     assert "torch is not installed" in proc.stderr
-    assert "pip install 'repro-lint[probe]'" in proc.stderr
+    assert "`pip install torch`" in proc.stderr
     assert "Traceback" not in proc.stdout + proc.stderr
 
 
