@@ -24,8 +24,10 @@ from repro_lint.api import fix_source
 from repro_lint.cli import main
 from repro_lint.config import Settings
 from repro_lint.output import github, sarif
+from repro_lint.output.context import ReportContext, repository_root
 from repro_lint import pages
 from repro_lint.pages import page_text
+from repro_lint.problems import Problem
 from repro_lint.registry import REGISTRY
 from repro_lint.rules.base import Finding
 from repro_lint.source import Position
@@ -273,6 +275,24 @@ def test_sarif_names_files_from_the_repository_root_whatever_the_current_folder(
     ]
     fix_locations = [result["fixes"][0]["artifactChanges"][0]["artifactLocation"] for result in run["results"] if "fixes" in result]
     assert fix_locations == [{"uri": "pkg/train.py", "uriBaseId": "%SRCROOT%"}] * 2
+
+
+def test_files_repro_lint_failed_on_are_named_from_the_repository_root(tmp_path, monkeypatch):
+    root = _sub_repository(tmp_path, "folder")
+    monkeypatch.chdir(root / "pkg")
+    problems = [Problem("deep/bad.py", "error", "ValueError: x"), Problem("train.py", "skipped", "too large")]
+    context = ReportContext(repository_root(Path(".")), None, problems)
+    assert context.root == root
+    log = sarif.sarif_log([], context)
+    validate(log)
+    notifications = log["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+    assert [notification["locations"][0]["physicalLocation"]["artifactLocation"] for notification in notifications] == [
+        {"uri": "pkg/deep/bad.py", "uriBaseId": "%SRCROOT%"},
+        {"uri": "pkg/train.py", "uriBaseId": "%SRCROOT%"},
+    ]
+    assert [line.split(",")[0] for line in github.render([], context).splitlines()] == [
+        "::error file=pkg/deep/bad.py", "::warning file=pkg/train.py"
+    ]  # fmt: skip
 
 
 def test_sarif_without_a_repository_names_files_from_the_project_root(tmp_path, monkeypatch):
