@@ -15,6 +15,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
+from repro_lint.line_length import DEFAULT_LINE_LENGTH, project_line_length
 from repro_lint.rules.catalog import CATALOG
 
 CONFIG_FILES = ("repro-lint.toml", "pyproject.toml")
@@ -36,6 +37,7 @@ class Settings:
     seed_helpers: tuple[str, ...] = ()
     entry_points: tuple[str, ...] = ()
     target_torch_version: str | None = None
+    line_length: int = DEFAULT_LINE_LENGTH  # the project's, from its Ruff, Black or flake8 config
     config_dir: Path | None = field(default=None, compare=False)
 
     @property
@@ -203,4 +205,5 @@ def _has_tool_table(pyproject: Path) -> bool:
 
 def load_settings(config: Path | None, start: Path) -> Settings:
     path = config if config is not None else find_config_file(start)
-    return load_config_file(path) if path is not None else Settings()
+    settings = load_config_file(path) if path is not None else Settings()
+    return replace(settings, line_length=project_line_length(start))
