@@ -21,6 +21,7 @@ from repro_lint.rules.base import Edit, Finding, Fix, Rule
 from repro_lint.source import LineIndex, Position
 from repro_lint.suppression import python_suppressions
 from repro_lint.traversal import walk
+from repro_lint.wrapping import wrap_replacement
 
 
 _VALIDATE = cst.CSTNode.__post_init__
@@ -164,12 +165,13 @@ def _analyze_module(
 
     positions = Positions(module, text)
     index = LineIndex(text)
-    findings = [_finding(report, display, positions, index) for report in context.reports]
+    layout = (settings.line_length, module.default_indent)
+    findings = [_finding(report, display, positions, index, layout) for report in context.reports]
     facts = collector.facts(positions)
     return FileAnalysis(display, findings, facts, python_suppressions(text))
 
 
-def _finding(report: PendingReport, display: str, positions: Positions, index: LineIndex) -> Finding:
+def _finding(report: PendingReport, display: str, positions: Positions, index: LineIndex, layout: tuple[int, str]) -> Finding:
     start, end = positions.range(report.node)
     return Finding(
         report.rule.code,
@@ -178,15 +180,17 @@ def _finding(report: PendingReport, display: str, positions: Positions, index: L
         display,
         start,
         end,
-        _fix(report.fix, positions, index) if report.fix is not None else None,
+        _fix(report.fix, positions, index, layout) if report.fix is not None else None,
     )
 
 
-def _fix(pending: PendingFix, positions: Positions, index: LineIndex) -> Fix:
-    return Fix(pending.applicability, pending.message, tuple(_edit(edit, positions, index) for edit in pending.edits))
+def _fix(pending: PendingFix, positions: Positions, index: LineIndex, layout: tuple[int, str]) -> Fix:
+    return Fix(pending.applicability, pending.message, tuple(_edit(edit, positions, index, layout) for edit in pending.edits))
 
 
-def _edit(edit: NodeEdit, positions: Positions, index: LineIndex) -> Edit:
+def _edit(edit: NodeEdit, positions: Positions, index: LineIndex, layout: tuple[int, str]) -> Edit:
+    """The text edit; a call the fix lengthens past the line length (`layout`: it and the module's
+    indentation unit) is wrapped."""
     start, end = positions.range(edit.node)
     if edit.where == "line_before":
         at = Position(start.line, 0)
@@ -197,7 +201,7 @@ def _edit(edit: NodeEdit, positions: Positions, index: LineIndex) -> Edit:
             return Edit(at, at, edit.content)
         at = index.position(len(index.text))
         return Edit(at, at, "\n" + edit.content.removesuffix("\n"))
-    return _minimal_replacement(index, start, end, edit.content)
+    return _minimal_replacement(index, start, end, wrap_replacement(index, start, end, edit.content, *layout))
 
 
 def _minimal_replacement(index: LineIndex, start: Position, end: Position, content: str) -> Edit:

@@ -16,6 +16,7 @@ else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
 from repro_lint.pages import is_web_url
+from repro_lint.line_length import DEFAULT_LINE_LENGTH, project_line_length
 from repro_lint.rules.catalog import CATALOG
 
 CONFIG_FILES = ("repro-lint.toml", "pyproject.toml")
@@ -39,6 +40,7 @@ class Settings:
     target_torch_version: str | None = None
     # Only the reports' links depend on it, not the analysis: left out of the repr the cache is keyed by.
     docs_url: str | None = field(default=None, repr=False)
+    line_length: int = DEFAULT_LINE_LENGTH  # the project's, from its Ruff, Black or flake8 config
     config_dir: Path | None = field(default=None, compare=False)
 
     @property
@@ -214,4 +216,5 @@ def _has_tool_table(pyproject: Path) -> bool:
 
 def load_settings(config: Path | None, start: Path) -> Settings:
     path = config if config is not None else find_config_file(start)
-    return load_config_file(path) if path is not None else Settings()
+    settings = load_config_file(path) if path is not None else Settings()
+    return replace(settings, line_length=project_line_length(start))

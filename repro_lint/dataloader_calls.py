@@ -10,7 +10,8 @@ from collections.abc import Iterator
 import libcst as cst
 
 from repro_lint.context import FileContext, NodeEdit
-from repro_lint.edits import argument, import_statement_edit, is_import_line, literal
+from repro_lint.edits import argument, import_statement_edit, literal
+from repro_lint.import_block import is_import_line
 from repro_lint.knowledge import load
 
 _DATA = load("dataloader.json")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from repro_lint.context import FileContext, NodeEdit
+from repro_lint.import_block import import_placement
 
 
 def keyword(call: cst.Call, name: str) -> cst.Arg | None:
@@ -116,33 +117,11 @@ def replace_node(node: cst.CSTNode, replacement: cst.CSTNode, context: FileConte
 
 
 def import_statement_edit(context: FileContext, module: str) -> tuple[str, NodeEdit | None]:
-    """How code inserted here can name `module`, and the `import` to add when nothing binds it yet.
-
-    The import goes after the module's last top-level import (or its docstring and `__future__`
-    imports), where a reader expects it."""
+    """How code inserted here can name `module`, and the `import` to add when nothing binds it yet:
+    into the module's opening import block, at its sorted place."""
     alias = context.module_alias(module)
     if alias is not None:
         return alias, None
-    body = context.module.body
-    imports = [statement for statement in body if is_import_line(statement)]
-    line = f"import {module}{context.module.default_newline}"
-    if imports:
-        return module, NodeEdit(imports[-1], line, "line_after")
-    if _is_docstring(body[0]):
-        return module, NodeEdit(body[0], line, "line_after")
-    return module, NodeEdit(body[0], line, "line_before")
-
-
-def is_import_line(statement: cst.CSTNode) -> bool:
-    return isinstance(statement, cst.SimpleStatementLine) and all(
-        isinstance(small, (cst.Import, cst.ImportFrom)) for small in statement.body
-    )
-
-
-def _is_docstring(statement: cst.CSTNode) -> bool:
-    return (
-        isinstance(statement, cst.SimpleStatementLine)
-        and len(statement.body) == 1
-        and isinstance(statement.body[0], cst.Expr)
-        and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
-    )
+    placement = import_placement(context.module, f"import {module}", context.module_name.split(".")[0])
+    assert placement is not None  # the fix is for a node of this module: it has statements
+    return module, NodeEdit(placement.node, placement.text, placement.where)

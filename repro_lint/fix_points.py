@@ -14,14 +14,15 @@ from dataclasses import dataclass
 import libcst as cst
 
 from repro_lint.context import FileContext
-from repro_lint.edits import is_import_line
-from repro_lint.seed_values import CONFIG_OBJECTS, PARSED_OBJECTS, binds
+from repro_lint.import_block import block_end, import_placement, merge_placements
+from repro_lint.seed_values import CONFIG_OBJECTS, PARSED_OBJECTS, binds, seeding_argument
 from repro_lint.names import dotted_name
 from repro_lint.positions import Positions
 from repro_lint.source import Line
 from repro_lint.traversal import walk
 
 FIX_MODULES = ("os", "random", "numpy", "torch")
+IMPORT_STATEMENTS = {"numpy": "import numpy as np", "torch": "import torch", "random": "import random", "os": "import os"}
 _SEED_CONSTANTS = ("SEED", "RANDOM_SEED", "GLOBAL_SEED", "seed")
 _SEEDS_SOMETHING = re.compile(r"(manual_seed|seed_everything|set_seed|random\.seed|\.seed)\s*\(")
 # `torch.Generator().manual_seed(0)` seeds a generator of its own, not the global RNGs.
@@ -59,14 +60,25 @@ class SeedMove:
 class EntryFixFacts:
     newline: str
     indent: str  # one level of the module's indentation, for blocks a fix adds
-    import_line: Line
+    import_line: Line  # where statements a fix adds at module level go: after the opening imports
     torch_import_line: Line | None
+    after_blank: bool  # whether a blank line comes right before the torch import
     os_import_line: Line | None
     aliases: tuple[tuple[str, str], ...]
     main_path: InsertionPoint | None
     seed_moves: tuple[SeedMove, ...] = ()
     # Where the functions this module starts in other processes begin, by qualified name.
     worker_starts: tuple[tuple[str, InsertionPoint], ...] = ()
+    # Where the `import` of each of FIX_MODULES goes (its sorted place), and its text.
+    import_points: tuple[tuple[str, Line, str], ...] = ()
+
+    def missing_imports(self, modules: Collection[str]) -> dict[Line, str]:
+        """The imports of those of `modules` nothing binds yet, as texts by the line they go before."""
+        by_line: dict[Line, list[str]] = {}
+        for name, line, text in self.import_points:
+            if name in modules and self.alias(name) is None:
+                by_line.setdefault(line, []).append(text)
+        return {line: merge_placements(texts, self.newline) for line, texts in by_line.items()}
 
     def worker_start(self, function: str) -> InsertionPoint | None:
         return dict(self.worker_starts).get(function)
@@ -113,12 +125,13 @@ def _main_path(context: FileContext, guard: cst.If | None, positions: Positions)
         # A script training at module level: seed after the imports, the seed constant and any
         # seeding already there.
         constant = _seed_constant(context, positions)
-        line = _leading_import_line(module, positions)
+        line = _statements_line(module, positions)
         if constant is not None:
             line = max(line, _definition_end(module, constant, positions) + 1)
         body = list(module.body)
         before = [index for index, statement in enumerate(body) if positions.range(statement)[1].line < line]
-        return InsertionPoint(_after_seeding(body, before[-1] if before else -1, positions, text, line), "", constant)
+        line = _after_seeding(body, before[-1] if before else -1, positions, text, line)
+        return InsertionPoint(line, "", constant or _existing_seed(context, body, line, positions))
     if not isinstance(guard.body, cst.IndentedBlock):
         return None
     constant = _seed_constant(context, positions, positions.start(guard).line)
@@ -147,7 +160,19 @@ def _main_path(context: FileContext, guard: cst.If | None, positions: Positions)
             index, seed = found[-1]
             return InsertionPoint(_after_seeding(statements, index, positions, text), indent, seed)
     statements, indent, block = blocks[0]
-    return InsertionPoint(_after_seeding(statements, -1, positions, text, _first_line(statements[0], positions)), indent, constant)
+    line = _after_seeding(statements, -1, positions, text, _first_line(statements[0], positions))
+    return InsertionPoint(line, indent, constant or _existing_seed(context, statements, line, positions))
+
+
+def _existing_seed(context: FileContext, statements: list[cst.BaseStatement], line: int, positions: Positions) -> str | None:
+    """The seed a seeding call among `statements` above `line` already uses, where its name is
+    bound by one of those statements (or it is a number)."""
+    above = [statement for statement in statements if positions.range(statement)[1].line < line]
+
+    def bound(expression: str) -> bool:
+        return any(binds(statement, expression.split(".")[0]) for statement in above)
+
+    return seeding_argument(context, [above], bound)
 
 
 def _first_line(statement: cst.BaseStatement, positions: Positions) -> int:
@@ -212,33 +237,25 @@ def _parsed_options_parameter(function: cst.FunctionDef, call: cst.Call | None) 
     return function.params.params[0].name.value if parses and call.args[0].keyword is None else None
 
 
-def _leading_import_line(module: cst.Module, positions: Positions) -> int:
-    """The line after the imports that open the module: a script (or a notebook) drawing at module
-    level may import more further down, after its first draws, where a seed would come too late."""
-    last = None
-    for statement in module.body:
-        is_import = is_import_line(statement)
-        # A bare `pass` stands in for a notebook's magic line (`%%time`, `!nvidia-smi`).
-        placeholder = isinstance(statement, cst.SimpleStatementLine) and all(isinstance(s, cst.Pass) for s in statement.body)
-        if not (is_import or placeholder or (last is None and _is_docstring(statement))):
-            break
-        if not placeholder:
-            last = statement
-    return positions.range(last)[1].line + 1 if last is not None else 1
+def _statements_line(module: cst.Module, positions: Positions) -> int:
+    """Where statements a fix adds at module level go: after the opening import block, so that no
+    import comes after them (a late import is flagged by pycodestyle's E402), and before any code a
+    script runs at module level."""
+    end = block_end(module)
+    return positions.range(end)[1].line + 1 if end is not None else 1
 
 
-def _import_line(module: cst.Module, positions: Positions, guard: cst.If) -> int:
-    """The line after the last top-level import above the main guard: one below it runs only after
-    the guarded code, which a fix's seed constant and imports must precede."""
-    last = None
-    for statement in module.body:
-        if statement is guard:
-            break
-        if is_import_line(statement):
-            last = statement
-    if last is None and module.body and _is_docstring(module.body[0]):
-        last = module.body[0]
-    return positions.range(last)[1].line + 1 if last is not None else 1
+def _import_points(context: FileContext, positions: Positions) -> tuple[tuple[str, Line, str], ...]:
+    """For each module a program fix may import: the line its `import` goes before, and the text."""
+    found = []
+    for name in FIX_MODULES:
+        placement = import_placement(context.module, IMPORT_STATEMENTS[name], context.module_name.split(".")[0])
+        if placement is None:
+            continue
+        start, end = positions.range(placement.node)
+        line = start.line if placement.where == "line_before" else end.line + 1
+        found.append((name, line, placement.text))
+    return tuple(found)
 
 
 def _is_docstring(statement: cst.BaseStatement) -> bool:
@@ -461,11 +478,14 @@ def entry_fix_facts(
         if (alias := context.resolver.binding_for_module(name, [module])) is not None
         and (visible_before is None or (_first_import_line(module, positions, name) or 0) < visible_before)
     )
+    torch_line = _first_import_line(module, positions, "torch")
     return EntryFixFacts(
         newline=module.default_newline,
         indent=module.default_indent,
-        import_line=_leading_import_line(module, positions) if guard is None else _import_line(module, positions, guard),
-        torch_import_line=_first_import_line(module, positions, "torch"),
+        import_line=_statements_line(module, positions),
+        import_points=_import_points(context, positions),
+        torch_import_line=torch_line,
+        after_blank=torch_line is not None and torch_line > 1 and not context.source.split("\n")[torch_line - 2].strip(),
         os_import_line=_first_import_line(module, positions, "os"),
         aliases=aliases,
         main_path=main_path,

@@ -9,9 +9,9 @@ from repro_lint.facts import ModuleFacts
 from repro_lint.fix_points import EntryFixFacts, InsertionPoint
 from repro_lint.program import Worker
 from repro_lint.rules.base import Applicability, Edit, Finding, Fix, RuleMeta
+from repro_lint.seed_values import SEED_CONSTANT, seed_constant
 from repro_lint.source import Position
 
-_IMPORTS = {"numpy": "import numpy as np", "torch": "import torch", "random": "import random", "os": "import os"}
 _DEFAULT_NAMES = {"numpy": "np"}
 
 
@@ -68,19 +68,19 @@ def _insert(
     uses_seed: bool,
 ) -> Fix:
     newline = facts.newline
-    header = [_IMPORTS[module] for module in modules if facts.alias(module) is None]
     names = {module: facts.alias(module) or _DEFAULT_NAMES.get(module, module) for module in modules}
+    # Texts by line, in the order they go there: imports, the seed constant, the statements.
+    added = facts.missing_imports(modules)
     seed = point.seed
-    top = "".join(line + newline for line in header)
+    after_imports = point.line == facts.import_line > 1
     if seed is None and uses_seed:
-        top += f"{newline}SEED = 0{newline}"
-        seed = "SEED"
+        added[facts.import_line] = added.get(facts.import_line, "") + seed_constant(newline)
+        seed = SEED_CONSTANT
+    elif after_imports:
+        added[point.line] = added.get(point.line, "") + newline  # a blank line ends the import block
     body = "".join(point.indent + line + newline for line in statements(names, seed or ""))
-    if top and facts.import_line == point.line:
-        return Fix(Applicability.UNSAFE, message, (_insertion(point.line, top + body),))
-    edits = [_insertion(facts.import_line, top)] if top else []
-    edits.append(_insertion(point.line, body))
-    return Fix(Applicability.UNSAFE, message, tuple(edits))
+    added[point.line] = added.get(point.line, "") + body
+    return Fix(Applicability.UNSAFE, message, tuple(_insertion(line, text) for line, text in sorted(added.items())))
 
 
 def _insertion(line: int, text: str) -> Edit:

@@ -10,12 +10,16 @@ from repro_lint.edits import literal, with_keyword
 from repro_lint.seed_values import SeedValues
 
 
-def missing_random_state(context: FileContext, call: cst.Call, given: cst.Arg | None) -> tuple[NodeEdit, str, str] | None:
-    """For a call that needs a `random_state`: the edit that supplies one (a seed in scope, else 0),
-    how the call falls short, and the seed used. None when a value is already given."""
+def missing_random_state(
+    context: FileContext, call: cst.Call, given: cst.Arg | None
+) -> tuple[tuple[NodeEdit, ...], str, str] | None:
+    """For a call that needs a `random_state`: the edits that supply one (a seed in scope, else the
+    module's seed constant), how the call falls short, and the seed used. None when a value is
+    already given."""
     if given is not None and literal(given.value) is not None:
         return None
-    seed = SeedValues(context).expression()
+    seed, constant = SeedValues(context).for_fix()
+    added = (constant,) if constant is not None else ()
     if given is None:
-        return replace_in_place(context, call, with_keyword(call, "random_state", seed)), "without `random_state`", seed
-    return NodeEdit(given.value, seed), "with `random_state=None`", seed
+        return (replace_in_place(context, call, with_keyword(call, "random_state", seed)), *added), "without `random_state`", seed
+    return (NodeEdit(given.value, seed), *added), "with `random_state=None`", seed

@@ -9,13 +9,15 @@ UnboundLocalError (or NameError) where the fix puts it.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import libcst as cst
 
-from repro_lint.context import FileContext
+from repro_lint.context import FileContext, NodeEdit
 from repro_lint.edits import argument, literal
-from repro_lint.names import SCOPE_TYPES, ScopeNode
+from repro_lint.events import tables
+from repro_lint.import_block import opening_block
+from repro_lint.names import SCOPE_TYPES, ScopeNode, dotted_name
 
 SEED_NAMES = ("seed", "random_seed", "SEED", "RANDOM_SEED", "GLOBAL_SEED")
 CONFIG_OBJECTS = ("args", "opt", "opts", "cfg", "config", "hparams", "params", "conf")
@@ -23,6 +25,7 @@ CONFIG_OBJECTS = ("args", "opt", "opts", "cfg", "config", "hparams", "params", "
 PARSED_OBJECTS = ("args", "opt", "opts")
 SEED_FLAGS = frozenset({"--seed", "--random-seed", "--random_seed", "--manual-seed", "--manual_seed"})
 DEFAULT_SEED = "0"
+SEED_CONSTANT = "SEED"
 
 
 def seed_option(node: cst.Call) -> tuple[str, bool] | None:
@@ -54,12 +57,40 @@ class ArgparseSeed(cst.CSTVisitor):
             self.may_be_none |= option[1]
 
 
+def seed_constant(newline: str) -> str:
+    """The module constant a fix adds after the opening imports where no seed is in scope, so that
+    every fix of the file (and a later one) uses the same seed."""
+    return f"{newline}{SEED_CONSTANT} = {DEFAULT_SEED}{newline}"
+
+
 class SeedValues:
     def __init__(self, context: FileContext) -> None:
         self.context = context
 
     def expression(self) -> str:
-        """A seed expression bound where the node the traversal is at runs."""
+        """A seed expression bound where the node the traversal is at runs, else `0`."""
+        return self._in_scope() or DEFAULT_SEED
+
+    def for_fix(self) -> tuple[str, NodeEdit | None]:
+        """The seed a fix here uses, and the edit adding the module constant `SEED = 0` when no seed is
+        in scope. Two fixes adding the constant insert at one place, so the engine applies one of
+        them per round and the next round finds the constant bound."""
+        found = self._in_scope()
+        if found is not None:
+            return found, None
+        module = self.context.module
+        if any(binds(statement, SEED_CONSTANT) for statement in module.body):
+            return DEFAULT_SEED, None  # the name holds something else here (or is bound too late)
+        newline = module.default_newline
+        block = opening_block(module)
+        ancestors = self.context.ancestors
+        if len(ancestors) > 1 and any(statement is ancestors[1] for statement in block):
+            return DEFAULT_SEED, None  # code among the opening imports runs before the constant is bound
+        if not block:
+            return SEED_CONSTANT, NodeEdit(module.body[0], f"{SEED_CONSTANT} = {DEFAULT_SEED}{newline}{newline}", "line_before")
+        return SEED_CONSTANT, NodeEdit(block[-1], seed_constant(newline), "line_after")
+
+    def _in_scope(self) -> str | None:
         for name in SEED_NAMES:
             if self.context.resolver.usable_as_value(name, self.context.scopes) and self._bound(name):
                 return name
@@ -69,11 +100,47 @@ class SeedValues:
             if name in PARSED_OBJECTS and self.context.argparse_seed.may_be_none:
                 continue
             return f"{name}.seed"
-        return DEFAULT_SEED
+        blocks = [scope.body.body for scope in reversed(self.context.scopes) if isinstance(scope, cst.FunctionDef) and isinstance(scope.body, cst.IndentedBlock)]
+        return seeding_argument(self.context, [*blocks, self.context.module.body], self._bound_root)
+
+    def _bound_root(self, expression: str) -> bool:
+        root = expression.split(".")[0]
+        return self.context.resolver.usable_as_value(root, self.context.scopes) and self._bound(root)
 
     def _bound(self, name: str) -> bool:
         owner = self.context.resolver.binding_scope(name, self.context.scopes)
         return owner is not None and bound_before(name, owner, self.context.ancestors)
+
+
+def seeding_argument(
+    context: FileContext, blocks: Sequence[Sequence[cst.BaseStatement]], usable: Callable[[str], bool]
+) -> str | None:
+    """The seed the program already gives a global seeding call (`torch.manual_seed(opt.manualSeed)`,
+    `set_seed(0)`) that is a statement of one of `blocks`, so it runs whenever the block does: a
+    number, or a name or attribute `usable` says is bound where the fix goes. Reusing it keeps one
+    seed for the whole program."""
+    seeders = tables().seeders
+    short = {name.rpartition(".")[2] for name in seeders}
+    scopes = context.scopes or [context.module]  # after the traversal: names as the module binds them
+    for block in blocks:
+        for statement in block:
+            if not (isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[0], cst.Expr)):
+                continue
+            call = statement.body[0].value
+            if not isinstance(call, cst.Call) or not call.args or call.args[0].keyword is not None or call.args[0].star:
+                continue
+            name = dotted_name(call.func) or ""
+            if name.rpartition(".")[2] not in short or not context.resolver.resolve(call.func, scopes) & seeders.keys():
+                continue
+            value = call.args[0].value
+            if isinstance(value, cst.Integer):
+                return value.value
+            dotted = dotted_name(value)
+            if dotted is None or (dotted.split(".")[0] in PARSED_OBJECTS and context.argparse_seed.may_be_none):
+                continue
+            if usable(dotted):
+                return dotted
+    return None
 
 
 def bound_before(name: str, owner: ScopeNode, path: Sequence[cst.CSTNode]) -> bool:
@@ -140,3 +207,4 @@ def _target_binds(target: cst.BaseExpression, name: str) -> bool:
     if isinstance(target, cst.StarredElement):
         return _target_binds(target.value, name)
     return False
+

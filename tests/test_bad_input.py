@@ -78,8 +78,8 @@ ROWS = {
         (1,),
         "REP203",
         fixed={
-            "train.py": b"from torch.utils.data import random_split\r\nimport torch\r\n\r\n"
-            b"train, val = random_split(ds, [0.9, 0.1], generator=torch.Generator().manual_seed(0))\r\n"
+            "train.py": b"import torch\r\nfrom torch.utils.data import random_split\r\n\r\nSEED = 0\r\n\r\n"
+            b"train, val = random_split(ds, [0.9, 0.1], generator=torch.Generator().manual_seed(SEED))\r\n"
         },
     ),
     "form-feed": Row(

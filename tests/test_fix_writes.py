@@ -17,7 +17,10 @@ from repro_lint.fixes import NotWritten, write_atomically
 from repro_lint.problems import Problem
 
 SPLIT = "from torch.utils.data import random_split\nparts = random_split(ds, [1, 1])\n"
-FIXED = "from torch.utils.data import random_split\nimport torch\nparts = random_split(ds, [1, 1], generator=torch.Generator().manual_seed(0))\n"
+FIXED = (
+    "import torch\nfrom torch.utils.data import random_split\n\nSEED = 0\n"
+    "parts = random_split(ds, [1, 1], generator=torch.Generator().manual_seed(SEED))\n"
+)
 SETTINGS = Settings(select=("REP203",))
 ROOT = os.geteuid() == 0
 

@@ -156,15 +156,13 @@ def test_rep102_adds_numpy_import_and_seed_after_torch_seed(project):
             x = rand(3)
         """,
         """\
+        import numpy as np
         import torch
         from numpy.random import rand
-        import numpy as np
-
-        SEED = 0
 
         if __name__ == "__main__":
             torch.manual_seed(0)
-            np.random.seed(SEED)
+            np.random.seed(0)
             x = rand(3)
         """,
         "REP102",
@@ -215,6 +213,7 @@ def test_rep302_inserts_after_the_seed(project):
         """,
         """\
         import os
+
         os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
         import torch
 
@@ -265,6 +264,7 @@ def test_rep304_reuses_an_earlier_import_os(project):
         """,
         """\
         import os
+
         os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
         import torch
 
@@ -361,6 +361,7 @@ def test_rep304_sets_the_variable_before_importing_torch(project):
         """\
         \"\"\"Train.\"\"\"
         import os
+
         os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
         import torch
 
@@ -467,7 +468,7 @@ def test_rep101_module_level_script_imports_torch_itself_when_torch_comes_later(
         project,
         """\
         import os
-        os.environ["OMP_NUM_THREADS"] = "1"
+        print("starting")
         import torch
 
         model = torch.nn.Linear(3, 3)
@@ -475,11 +476,12 @@ def test_rep101_module_level_script_imports_torch_itself_when_torch_comes_later(
         """,
         """\
         import os
+
         import torch
 
         SEED = 0
         torch.manual_seed(SEED)
-        os.environ["OMP_NUM_THREADS"] = "1"
+        print("starting")
         import torch
 
         model = torch.nn.Linear(3, 3)

@@ -375,7 +375,7 @@ def test_rep402_fix_adds_exactly_the_rngs_the_program_uses_with_imports():
     )
     before = _program(body, "import random\nimport torch\nfrom numpy.random import rand\n")
     fixed = _fixed(before, "REP402")
-    assert fixed.startswith("import random\nimport torch\nfrom numpy.random import rand\nimport numpy as np\n\n")
+    assert fixed.startswith("import random\nimport numpy as np\nimport torch\nfrom numpy.random import rand\n\n")
     assert '"rng_state": {"torch": torch.get_rng_state(), "cuda": torch.cuda.get_rng_state_all(), "numpy": np.random.get_state(), "random": random.getstate(), "g": g.get_state()}' in fixed
     restores = [
         'if "rng_state" in checkpoint:',

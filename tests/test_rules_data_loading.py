@@ -183,7 +183,7 @@ def test_rep201_fix_for_in_place_generators_adds_imports_and_keeps_tabs():
         "loader = DataLoader(D(), num_workers=2)\n"
     )
     after = (
-        "import random\nfrom torch.utils.data import DataLoader, Dataset\nimport torch\n\n\n"
+        "import random\nimport torch\nfrom torch.utils.data import DataLoader, Dataset\n\n\n"
         "def seed_worker(worker_id):\n"
         "\t# Added by repro-lint (REP201): each DataLoader worker starts with a copy of the dataset's random\n"
         "\t# generators in the same state; reseed them from the seed PyTorch gives each worker.\n"
@@ -391,8 +391,8 @@ def test_rep202_silent(code):
     [
         (
             "from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=8, shuffle=True)  # train\n",
-            "from torch.utils.data import DataLoader\nimport torch\n"
-            "loader = DataLoader(ds, batch_size=8, shuffle=True, generator=torch.Generator().manual_seed(0))  # train\n",
+            "import torch\nfrom torch.utils.data import DataLoader\n\nSEED = 0\n"
+            "loader = DataLoader(\n    ds, batch_size=8, shuffle=True, generator=torch.Generator().manual_seed(SEED)\n)  # train\n",
         ),
         (
             "import torch\ndef make(ds, seed):\n    return torch.utils.data.DataLoader(\n        ds,\n        shuffle=True,\n    )\n",
@@ -402,8 +402,8 @@ def test_rep202_silent(code):
         (
             "import torch\nfrom torch.utils.data import DataLoader, RandomSampler\nsampler = RandomSampler(ds)\n"
             "loader = DataLoader(ds, sampler=sampler)\n",
-            "import torch\nfrom torch.utils.data import DataLoader, RandomSampler\n"
-            "sampler = RandomSampler(ds, generator=torch.Generator().manual_seed(0))\nloader = DataLoader(ds, sampler=sampler)\n",
+            "import torch\nfrom torch.utils.data import DataLoader, RandomSampler\n\nSEED = 0\n"
+            "sampler = RandomSampler(ds, generator=torch.Generator().manual_seed(SEED))\nloader = DataLoader(ds, sampler=sampler)\n",
         ),
     ],
 )
@@ -594,7 +594,7 @@ def test_rep206_is_opt_in():
 def test_rep206_fix_is_the_pytorch_recipe():
     before = "import numpy as np\nimport torch\nfrom torch.utils.data import DataLoader\n\nloader = DataLoader(ds, num_workers=4)\n"
     after = (
-        "import numpy as np\nimport torch\nfrom torch.utils.data import DataLoader\nimport random\n\n\n"
+        "import random\n\nimport numpy as np\nimport torch\nfrom torch.utils.data import DataLoader\n\n\n"
         "def seed_worker(worker_id):\n"
         "    # Added by repro-lint (REP206): the PyTorch reproducibility recipe, seeding each worker's\n"
         "    # numpy and random from the seed PyTorch gave it.\n"

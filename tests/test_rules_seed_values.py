@@ -48,11 +48,11 @@ def test_rep103_silent(code):
 @pytest.mark.parametrize(
     "before, after",
     [
-        ("import numpy as np\nrng = np.random.default_rng()  # data\n", "import numpy as np\nrng = np.random.default_rng(0)  # data\n"),
+        ("import numpy as np\nrng = np.random.default_rng()  # data\n", "import numpy as np\n\nSEED = 0\nrng = np.random.default_rng(SEED)  # data\n"),
         ("import numpy as np\nSEED = 5\nrng = np.random.default_rng(None)\n", "import numpy as np\nSEED = 5\nrng = np.random.default_rng(SEED)\n"),
-        ("import random\nr = random.Random()\n", "import random\nr = random.Random(0)\n"),
-        ("import torch\ng = torch.Generator(device='cpu')\n", "import torch\ng = torch.Generator(device='cpu').manual_seed(0)\n"),
-        ("import torch\ng = torch.Generator()\ng.seed()  # fresh\n", "import torch\ng = torch.Generator()\ng.manual_seed(0)  # fresh\n"),
+        ("import random\nr = random.Random()\n", "import random\n\nSEED = 0\nr = random.Random(SEED)\n"),
+        ("import torch\ng = torch.Generator(device='cpu')\n", "import torch\n\nSEED = 0\ng = torch.Generator(device='cpu').manual_seed(SEED)\n"),
+        ("import torch\ng = torch.Generator()\ng.seed()  # fresh\n", "import torch\n\nSEED = 0\ng = torch.Generator()\ng.manual_seed(SEED)  # fresh\n"),
         (
             "import torch\ndef make(seed):\n    g = torch.Generator()\n    g.seed()\n    return g\n",
             "import torch\ndef make(seed):\n    g = torch.Generator()\n    g.manual_seed(seed)\n    return g\n",

@@ -60,7 +60,7 @@ def test_rep207_message_names_the_configuration():
     [
         (
             "from sklearn.ensemble import RandomForestClassifier\nclf = RandomForestClassifier(n_estimators=10)  # forest\n",
-            "from sklearn.ensemble import RandomForestClassifier\nclf = RandomForestClassifier(n_estimators=10, random_state=0)  # forest\n",
+            "from sklearn.ensemble import RandomForestClassifier\n\nSEED = 0\nclf = RandomForestClassifier(n_estimators=10, random_state=SEED)  # forest\n",
         ),
         (
             "from sklearn.cluster import KMeans\ndef cluster(x, seed):\n    return KMeans(\n        n_clusters=4,\n        random_state=None,\n    ).fit(x)\n",
@@ -68,7 +68,7 @@ def test_rep207_message_names_the_configuration():
         ),
         (
             "from sklearn.cluster import KMeans\ndef cluster(x):\n    return KMeans(\n        n_clusters=4,\n    ).fit(x)\n",
-            "from sklearn.cluster import KMeans\ndef cluster(x):\n    return KMeans(\n        n_clusters=4,\n        random_state=0,\n    ).fit(x)\n",
+            "from sklearn.cluster import KMeans\n\nSEED = 0\ndef cluster(x):\n    return KMeans(\n        n_clusters=4,\n        random_state=SEED,\n    ).fit(x)\n",
         ),
     ],
 )

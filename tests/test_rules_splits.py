@@ -35,8 +35,8 @@ def test_rep203_silent(code):
 def test_rep203_fix_adds_import_when_torch_is_not_bound():
     assert_fix(
         '"""Data prep."""\nfrom torch.utils.data import random_split\n\ntrain, val = random_split(ds, [9, 1])\n',
-        '"""Data prep."""\nfrom torch.utils.data import random_split\nimport torch\n\n'
-        "train, val = random_split(ds, [9, 1], generator=torch.Generator().manual_seed(0))\n",
+        '"""Data prep."""\nimport torch\nfrom torch.utils.data import random_split\n\nSEED = 0\n\n'
+        "train, val = random_split(ds, [9, 1], generator=torch.Generator().manual_seed(SEED))\n",
         "REP203",
     )
 
@@ -44,7 +44,8 @@ def test_rep203_fix_adds_import_when_torch_is_not_bound():
 def test_rep203_fix_uses_existing_alias_and_seed():
     assert_fix(
         "import torch as th\nSEED = 7\nparts = th.utils.data.random_split(ds, [9, 1])  # split\n",
-        "import torch as th\nSEED = 7\nparts = th.utils.data.random_split(ds, [9, 1], generator=th.Generator().manual_seed(SEED))  # split\n",
+        "import torch as th\nSEED = 7\nparts = th.utils.data.random_split(\n"
+        "    ds, [9, 1], generator=th.Generator().manual_seed(SEED)\n)  # split\n",
         "REP203",
     )
 
@@ -52,8 +53,8 @@ def test_rep203_fix_uses_existing_alias_and_seed():
 def test_rep203_fix_multiline_call_keeps_layout():
     assert_fix(
         "import torch\nparts = torch.utils.data.random_split(\n    ds,\n    [9, 1],  # ratio\n)\n",
-        "import torch\nparts = torch.utils.data.random_split(\n    ds,\n    [9, 1],  # ratio\n"
-        "    generator=torch.Generator().manual_seed(0),\n)\n",
+        "import torch\n\nSEED = 0\nparts = torch.utils.data.random_split(\n    ds,\n    [9, 1],  # ratio\n"
+        "    generator=torch.Generator().manual_seed(SEED),\n)\n",
         "REP203",
     )
 
@@ -61,7 +62,8 @@ def test_rep203_fix_multiline_call_keeps_layout():
 def test_rep203_fix_uses_seed_parameter():
     assert_fix(
         "import torch\ndef split(ds, seed):\n    return torch.utils.data.random_split(ds, [9, 1])\n",
-        "import torch\ndef split(ds, seed):\n    return torch.utils.data.random_split(ds, [9, 1], generator=torch.Generator().manual_seed(seed))\n",
+        "import torch\ndef split(ds, seed):\n    return torch.utils.data.random_split(\n"
+        "        ds, [9, 1], generator=torch.Generator().manual_seed(seed)\n    )\n",
         "REP203",
     )
 
@@ -110,11 +112,11 @@ def test_rep204_silent(code):
     [
         (
             "from sklearn.model_selection import train_test_split as tts\na, b = tts(x, test_size=0.2)\n",
-            "from sklearn.model_selection import train_test_split as tts\na, b = tts(x, test_size=0.2, random_state=0)\n",
+            "from sklearn.model_selection import train_test_split as tts\n\nSEED = 0\na, b = tts(x, test_size=0.2, random_state=SEED)\n",
         ),
         (
             "from sklearn.model_selection import train_test_split\na, b = train_test_split(x, random_state=None)\n",
-            "from sklearn.model_selection import train_test_split\na, b = train_test_split(x, random_state=0)\n",
+            "from sklearn.model_selection import train_test_split\n\nSEED = 0\na, b = train_test_split(x, random_state=SEED)\n",
         ),
         (
             "import argparse\nfrom sklearn.model_selection import KFold\n"
@@ -139,7 +141,7 @@ def test_rep204_fix_does_not_reuse_a_seed_option_that_defaults_to_none():
         "parser.add_argument('--seed', type=int)\nargs = parser.parse_args()\n"
         "a, b = train_test_split(x)\nprint(args.seed)\n"
     )
-    assert "random_state=0)" in fix_source(code, settings=Settings(select=("REP204",)))
+    assert "random_state=SEED)" in fix_source(code, settings=Settings(select=("REP204",)))
 
 
 def test_seed_reuse_skips_an_imported_function_named_seed():
@@ -147,7 +149,7 @@ def test_seed_reuse_skips_an_imported_function_named_seed():
     from repro_lint.config import Settings
 
     code = "from random import seed\n" + "from torch.utils.data import random_split\nimport torch\nparts = random_split(ds, [1, 1])\n"
-    assert "manual_seed(0)" in fix_source(code, settings=Settings(select=("REP203",)))
+    assert "manual_seed(SEED)" in fix_source(code, settings=Settings(select=("REP203",)))
 
 
 def test_seed_reuse_skips_a_parameter_defaulting_to_none():
@@ -155,7 +157,7 @@ def test_seed_reuse_skips_a_parameter_defaulting_to_none():
     from repro_lint.config import Settings
 
     code = "import torch\ndef split(ds, seed=None):\n    return torch.utils.data.random_split(ds, [1, 1])\n"
-    assert "manual_seed(0)" in fix_source(code, settings=Settings(select=("REP203",)))
+    assert "manual_seed(SEED)" in fix_source(code, settings=Settings(select=("REP203",)))
 
 
 @pytest.mark.parametrize(
@@ -164,15 +166,15 @@ def test_seed_reuse_skips_a_parameter_defaulting_to_none():
         (  # hanging layout inside a function: the new keyword keeps the block's indentation
             "from sklearn.model_selection import train_test_split\n\n\ndef split(x, y):\n"
             "    parts = train_test_split(\n        x, y, test_size=0.25\n    )\n    return parts\n",
-            "from sklearn.model_selection import train_test_split\n\n\ndef split(x, y):\n"
-            "    parts = train_test_split(\n        x, y, test_size=0.25, random_state=0\n    )\n    return parts\n",
+            "from sklearn.model_selection import train_test_split\n\nSEED = 0\n\n\ndef split(x, y):\n"
+            "    parts = train_test_split(\n        x, y, test_size=0.25, random_state=SEED\n    )\n    return parts\n",
         ),
         (  # one argument per line with a trailing comma, nested two blocks deep
             "from sklearn.model_selection import train_test_split\n\n\nclass Data:\n    def split(self, x):\n"
             "        return train_test_split(\n            x,\n            test_size=0.25,  # quarter\n        )\n",
-            "from sklearn.model_selection import train_test_split\n\n\nclass Data:\n    def split(self, x):\n"
+            "from sklearn.model_selection import train_test_split\n\nSEED = 0\n\n\nclass Data:\n    def split(self, x):\n"
             "        return train_test_split(\n            x,\n            test_size=0.25,  # quarter\n"
-            "            random_state=0,\n        )\n",
+            "            random_state=SEED,\n        )\n",
         ),
     ],
 )
@@ -184,6 +186,6 @@ def test_rep203_generator_none_is_the_default():
     assert codes("from torch.utils.data import random_split\nrandom_split(ds, [1, 1], generator=None)\n", "REP203") == ["REP203"]
     assert_fix(
         "import torch\ntorch.utils.data.random_split(ds, [1, 1], generator=None)\n",
-        "import torch\ntorch.utils.data.random_split(ds, [1, 1], generator=torch.Generator().manual_seed(0))\n",
+        "import torch\n\nSEED = 0\ntorch.utils.data.random_split(ds, [1, 1], generator=torch.Generator().manual_seed(SEED))\n",
         "REP203",
     )

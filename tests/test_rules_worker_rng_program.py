@@ -175,10 +175,10 @@ def test_rep201_fix_goes_into_the_loader_module(project):
             """,
     })
     assert_project_fix(root, "train.py", """\
+        import numpy
         import torch
         from torch.utils.data import DataLoader
         from data.datasets import Noisy
-        import numpy
 
 
         def seed_worker(worker_id):

@@ -272,7 +272,7 @@ def test_rep302_fix_lands_in_the_worker():
         "    torch.manual_seed(args.seed)\n    model",
         "    torch.manual_seed(args.seed)\n    torch.use_deterministic_algorithms(True)\n    torch.backends.cudnn.deterministic = True\n    model",
     )
-    assert_fix(before, after.replace("import torch\n", 'import os\nos.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")\nimport torch\n', 1), "REP302", unsafe=True)
+    assert_fix(before, after.replace("import torch\n", 'import os\n\nos.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")\nimport torch\n', 1), "REP302", unsafe=True)
 
 
 def test_worker_defined_in_another_module_gets_no_fix(project):

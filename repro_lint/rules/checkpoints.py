@@ -16,7 +16,6 @@ from repro_lint.rules.base import Applicability, Edit, Finding, Fix, FixAvailabi
 from repro_lint.source import Position
 
 _STATE_NAMES = {"optimizer": "optimizer", "scheduler": "LR scheduler", "scaler": "gradient scaler", "rng": "RNG"}
-_IMPORTS = {"torch": "import torch", "numpy": "import numpy as np", "random": "import random"}
 _DEFAULT_NAMES = {"torch": "torch", "numpy": "np", "random": "random"}
 _RNG_STATE_KEY = "rng_state"
 
@@ -195,11 +194,9 @@ class CheckpointMissingRngState(ProgramRule):
         if edits is None:
             return None
         newline = module.fix.newline
-        missing = [_IMPORTS[name] + newline for name in modules if module.fix.alias(name) is None]
         all_edits = list(edits)
-        if missing:
-            at = Position(module.fix.import_line, 0)
-            all_edits.append(Edit(at, at, "".join(missing)))
+        missing = module.fix.missing_imports(modules)
+        all_edits.extend(Edit(Position(line, 0), Position(line, 0), text) for line, text in sorted(missing.items()))
         restores = []
         for located in model.in_module(module.module):
             point = located.function.restore_point

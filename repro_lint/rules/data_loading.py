@@ -256,15 +256,15 @@ class DataLoaderMissingGenerator(Rule):
         if samplers:
             self._report_samplers(node, samplers)
 
-    def _generator(self) -> tuple[str, NodeEdit | None]:
+    def _generator(self) -> tuple[str, list[NodeEdit]]:
+        """A seeded generator, and the edits adding the `import torch` and seed constant it needs."""
         torch, import_edit = import_statement_edit(self.context, "torch")
-        return f"{torch}.Generator().manual_seed({SeedValues(self.context).expression()})", import_edit
+        seed, constant = SeedValues(self.context).for_fix()
+        return f"{torch}.Generator().manual_seed({seed})", [edit for edit in (import_edit, constant) if edit is not None]
 
     def _report_shuffle(self, node: cst.Call, shuffle: cst.Arg) -> None:
-        generator, import_edit = self._generator()
-        edits = [replace_in_place(self.context, node, with_keyword(node, "generator", generator))]
-        if import_edit is not None:
-            edits.append(import_edit)
+        generator, added = self._generator()
+        edits = [replace_in_place(self.context, node, with_keyword(node, "generator", generator)), *added]
         value = self.context.code_for(shuffle.value)
         how = "shuffles" if literal(shuffle.value) is True else f"may shuffle (`shuffle={value}`)"
         self.report(
@@ -299,10 +299,9 @@ class DataLoaderMissingGenerator(Rule):
         return found
 
     def _report_samplers(self, node: cst.Call, samplers: list[cst.Call]) -> None:
-        generator, import_edit = self._generator()
+        generator, added = self._generator()
         edits = [replace_in_place(self.context, sampler, with_keyword(sampler, "generator", generator)) for sampler in samplers]
-        if import_edit is not None:
-            edits.append(import_edit)
+        edits.extend(added)
         name = terminal_name(samplers[0].func) or "sampler"
         self.report(
             node,

@@ -234,10 +234,10 @@ class DeterministicAlgorithmsNotEnabled(ProgramRule):
         # Deterministic mode raises on cuBLAS before torch 2.10 without the variable: unless the
         # project targets a newer torch, the fix sets it too.
         version = project.declared.torch_version(program.entry.path)
-        cublas = _cublas_edit(program.entry)
+        cublas = _cublas_edits(program.entry)
         sets_cublas = project.declared.cublas_in_configs or any(located.event.kind == "cublas" for located in events)
         if fix is not None and cublas is not None and not sets_cublas and (version is None or version < CUBLAS_REQUIRED_BEFORE):
-            fix = replace(fix, edits=(cublas, *fix.edits))
+            fix = replace(fix, edits=(*cublas, *fix.edits))
         yield program_finding(self, program.entry, message, fix)
 
 
@@ -284,22 +284,32 @@ def _enabling_statements(names: dict[str, str], seed: str) -> list[str]:
     return [f"{names['torch']}.use_deterministic_algorithms(True)", f"{names['torch']}.backends.cudnn.deterministic = True"]
 
 
-def _cublas_edit(entry: ModuleFacts) -> Edit | None:
-    """Set CUBLAS_WORKSPACE_CONFIG before torch is imported, reusing an `import os` that comes first."""
+def _cublas_edits(entry: ModuleFacts) -> tuple[Edit, ...] | None:
+    """Set CUBLAS_WORKSPACE_CONFIG before torch is imported, reusing an `import os` that comes first
+    (else adding one at its sorted place when that is before torch). The setting splits the import
+    block in two, each followed by a blank line as isort lays out a block."""
     facts = entry.fix
     if facts is None or facts.torch_import_line is None:
         return None
     newline = facts.newline
+    at = facts.torch_import_line
+    setting = 'environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")' + newline
+    added: dict[int, str] = {}
     os_name = facts.alias("os")
-    if os_name is None or facts.os_import_line is None or facts.os_import_line > facts.torch_import_line:
-        os_name, text = "os", f"import os{newline}"
-    else:
-        text = ""
-    text += f'{os_name}.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8"){newline}'
-    at = Position(facts.torch_import_line, 0)
-    return Edit(at, at, text)
+    if os_name is None or facts.os_import_line is None or facts.os_import_line > at:
+        os_name = "os"
+        [(line, text)] = facts.missing_imports(["os"]).items() if facts.alias("os") is None else [(at, "")]
+        if line > at or not text:
+            line, text = at, f"import os{newline}"
+        added[line] = text
+    # A blank line ends the imports above it (an added `import os` among them), unless there are
+    # none or one is there.
+    ends_blank = added[at].endswith(newline + newline) if at in added else at == 1 or facts.after_blank
+    separator = "" if ends_blank else newline
+    added[at] = added.get(at, "") + separator + os_name + "." + setting
+    return tuple(Edit(Position(line, 0), Position(line, 0), text) for line, text in sorted(added.items()))
 
 
 def _cublas_fix(entry: ModuleFacts) -> Fix | None:
-    edit = _cublas_edit(entry)
-    return Fix(Applicability.UNSAFE, "Set CUBLAS_WORKSPACE_CONFIG before importing torch", (edit,)) if edit else None
+    edits = _cublas_edits(entry)
+    return Fix(Applicability.UNSAFE, "Set CUBLAS_WORKSPACE_CONFIG before importing torch", edits) if edits else None

@@ -47,10 +47,10 @@ class EstimatorMissingRandomState(Rule):
         missing = missing_random_state(self.context, node, keyword(node, "random_state"))
         if missing is None:
             return
-        edit, problem, seed = missing
+        edits, problem, seed = missing
         self.report(
             node,
             f"`{short}`{why} is built {problem}: its fit draws from numpy's global RNG, so the fitted model "
             f"changes whenever other code draws from it first; pass `random_state={seed}`",
-            PendingFix(Applicability.SAFE, f"Pass `random_state={seed}`", (edit,)),
+            PendingFix(Applicability.SAFE, f"Pass `random_state={seed}`", edits),
         )

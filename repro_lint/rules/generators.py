@@ -11,7 +11,7 @@ from repro_lint.dataflow import index_for
 from repro_lint.edits import argument, has_star_args, literal, replace_node
 from repro_lint.knowledge import load
 from repro_lint.rules.base import Applicability, FixAvailability, Rule, register
-from repro_lint.seed_values import DEFAULT_SEED, SeedValues
+from repro_lint.seed_values import DEFAULT_SEED, SEED_CONSTANT, SeedValues
 
 _DATA = load("generators.json")
 BY_ARGUMENT: dict[str, str] = _DATA["seeded_by_argument"]
@@ -42,26 +42,27 @@ class UnseededGenerator(Rule):
         seed = argument(node, BY_ARGUMENT[created], 0)
         if seed is not None and literal(seed.value) is not None:
             return
-        value = SeedValues(self.context).expression()
+        value, constant = SeedValues(self.context).for_fix()
         shown = created.rpartition(".")[2]
         if seed is None:
             replacement = node.with_changes(args=[cst.Arg(cst.parse_expression(value)), *node.args])
             edit = replace_node(node, replacement, self.context)
         else:
             edit = replace_node(seed.value, cst.parse_expression(value), self.context)
+        edits = (edit, constant) if constant is not None else (edit,)
         self.report(
             node,
             f"`{shown}()` without a seed draws fresh OS entropy, so every run gets different numbers; pass a seed "
             f"(`{shown}({value})`)",
-            PendingFix(Applicability.UNSAFE, f"Seed it with `{value}`", (edit,)),
+            PendingFix(Applicability.UNSAFE, f"Seed it with `{value}`", edits),
         )
 
     def _torch_generator(self, node: cst.Call, created: str) -> None:
         parent = self.context.ancestors[-2] if len(self.context.ancestors) > 1 else None
         if isinstance(parent, cst.Attribute) and parent.attr.value in BY_METHOD[created]:
             return
-        value = SeedValues(self.context).expression()
         if isinstance(parent, cst.Attribute) and parent.attr.value == _RESEED:
+            value = SeedValues(self.context).expression()
             self.report(
                 node,
                 f"`torch.Generator().{_RESEED}()` seeds the generator from a nondeterministic source and returns that seed, "
@@ -69,30 +70,35 @@ class UnseededGenerator(Rule):
                 None,
             )
             return
+        value, constant = SeedValues(self.context).for_fix()
+        added = (constant,) if constant is not None else ()
         target = self._assigned_to()
         if target is not None:
             if self._seeded_later(target, BY_METHOD[created]):
                 return
             if reseeds := self._reseeds(target):
                 # A seed name of this function is not bound in the other methods `self.g.seed()` may be in.
-                here = self._scope(target) is self.context.scopes[-1]
-                self._reseeded(node, target, reseeds, value if here else DEFAULT_SEED)
+                # The module constant is bound in every method.
+                here = self._scope(target) is self.context.scopes[-1] or value == SEED_CONSTANT
+                self._reseeded(node, target, reseeds, value if here else DEFAULT_SEED, added if here else ())
                 return
         chained = cst.Call(func=cst.Attribute(node, cst.Name("manual_seed")), args=[cst.Arg(cst.parse_expression(value))])
         self.report(
             node,
             "`torch.Generator()` is never seeded before use: it runs from torch's fixed default seed, the same for "
             f"every unseeded generator, so the program's own seed never reaches it; call `.manual_seed({value})` on it",
-            PendingFix(Applicability.UNSAFE, f"Chain `.manual_seed({value})`", (replace_node(node, chained, self.context),)),
+            PendingFix(Applicability.UNSAFE, f"Chain `.manual_seed({value})`", (replace_node(node, chained, self.context), *added)),
         )
 
-    def _reseeded(self, node: cst.Call, target: str, reseeds: list[tuple[cst.Call, bool]], value: str) -> None:
+    def _reseeded(
+        self, node: cst.Call, target: str, reseeds: list[tuple[cst.Call, bool]], value: str, added: tuple[NodeEdit, ...]
+    ) -> None:
         """`g = torch.Generator()` seeded only by `g.seed()`, which picks a seed from a nondeterministic
         source. The fix calls `manual_seed` instead, where no code uses the seed `.seed()` returns."""
         seeded = f"{target}.manual_seed({value})"
         fix = None
         if all(statement for _, statement in reseeds):
-            edits = tuple(NodeEdit(call, seeded) for call, _ in reseeds)
+            edits = (*(NodeEdit(call, seeded) for call, _ in reseeds), *added)
             fix = PendingFix(Applicability.UNSAFE, f"Call `{seeded}` instead of `{target}.{_RESEED}()`", edits)
         self.report(
             node,

@@ -34,13 +34,13 @@ class RandomSplitMissingGenerator(Rule):
         if has_star_args(node) or (given is not None and literal(given.value) is not None):
             return
         torch, import_edit = import_statement_edit(self.context, "torch")
-        generator = f"{torch}.Generator().manual_seed({SeedValues(self.context).expression()})"
+        seed, constant = SeedValues(self.context).for_fix()
+        generator = f"{torch}.Generator().manual_seed({seed})"
         if given is None:
             edits = [replace_node(node, with_keyword(node, "generator", generator), self.context)]
         else:
             edits = [NodeEdit(given.value, generator)]
-        if import_edit is not None:
-            edits.append(import_edit)
+        edits.extend(edit for edit in (import_edit, constant) if edit is not None)
         self.report(
             node,
             "`random_split` without `generator`: the split draws from torch's global RNG and changes whenever "
@@ -103,12 +103,12 @@ class SklearnMissingRandomState(Rule):
         missing = missing_random_state(self.context, node, random_state)
         if missing is None:
             return
-        edit, problem, seed = missing
+        edits, problem, seed = missing
         self.report(
             node,
             f"`{short}` {problem}: it draws from numpy's global RNG, so the {'sample' if short == 'DataFrame.sample' else 'split'} changes whenever other code "
             f"draws from it first; pass `random_state={seed}`",
-            PendingFix(Applicability.SAFE, f"Pass `random_state={seed}`", (edit,)),
+            PendingFix(Applicability.SAFE, f"Pass `random_state={seed}`", edits),
         )
 
     @staticmethod
