@@ -10,6 +10,7 @@ from repro_lint.context import NodeEdit, PendingFix
 from repro_lint.dataflow import index_for
 from repro_lint.edits import argument, has_star_args, literal, replace_node
 from repro_lint.knowledge import load
+from repro_lint.message_text import elide
 from repro_lint.rules.base import Applicability, FixAvailability, Rule, register
 from repro_lint.seed_values import DEFAULT_SEED, SeedValues
 
@@ -51,8 +52,7 @@ class UnseededGenerator(Rule):
             edit = replace_node(seed.value, cst.parse_expression(value), self.context)
         self.report(
             node,
-            f"`{shown}()` without a seed draws fresh OS entropy, so every run gets different numbers; pass a seed "
-            f"(`{shown}({value})`)",
+            f"`{shown}()` without a seed draws fresh OS entropy, so every run gets different numbers",
             PendingFix(Applicability.UNSAFE, f"Seed it with `{value}`", (edit,)),
         )
 
@@ -64,8 +64,7 @@ class UnseededGenerator(Rule):
         if isinstance(parent, cst.Attribute) and parent.attr.value == _RESEED:
             self.report(
                 node,
-                f"`torch.Generator().{_RESEED}()` seeds the generator from a nondeterministic source and returns that seed, "
-                f"so every run differs; use a fixed seed such as `{value}`",
+                f"`torch.Generator().{_RESEED}()` seeds from a nondeterministic source, so every run differs",
                 None,
             )
             return
@@ -81,8 +80,7 @@ class UnseededGenerator(Rule):
         chained = cst.Call(func=cst.Attribute(node, cst.Name("manual_seed")), args=[cst.Arg(cst.parse_expression(value))])
         self.report(
             node,
-            "`torch.Generator()` is never seeded before use: it runs from torch's fixed default seed, the same for "
-            f"every unseeded generator, so the program's own seed never reaches it; call `.manual_seed({value})` on it",
+            "`torch.Generator()` is never seeded before use: it runs from torch's fixed default seed, not the program's",
             PendingFix(Applicability.UNSAFE, f"Chain `.manual_seed({value})`", (replace_node(node, chained, self.context),)),
         )
 
@@ -96,8 +94,7 @@ class UnseededGenerator(Rule):
             fix = PendingFix(Applicability.UNSAFE, f"Call `{seeded}` instead of `{target}.{_RESEED}()`", edits)
         self.report(
             node,
-            f"`torch.Generator()` is seeded only by `{target}.{_RESEED}()`, which picks a seed from a nondeterministic "
-            f"source, so every run gets different numbers; call `{seeded}` instead",
+            f"`torch.Generator()` is seeded only by `{elide(target)}.{_RESEED}()`, which picks a nondeterministic seed",
             fix,
         )
 
