@@ -87,6 +87,26 @@ def test_examples_and_program_level_worst_cases_give_short_messages(tmp_path):
     assert _too_long(findings) == []
 
 
+def test_kernel_and_cuda_messages_stay_short(tmp_path):
+    # REP306's longest forms (a backward-only op with a long reason), and REP302 whose CUDA evidence
+    # is in another module with a long path and a long call name (pytorch/examples, trl, diffusers).
+    folder = tmp_path / "src" / "library" / "modular_pipelines"
+    folder.mkdir(parents=True)
+    (folder / "components_manager.py").write_text(
+        "import torch\n\n\ndef device():\n    return torch.accelerator.current_accelerator()\n", encoding="utf-8"
+    )
+    (tmp_path / "train.py").write_text(
+        "import torch\nimport torch.nn as nn\nfrom src.library.modular_pipelines.components_manager import device\n\n\n"
+        "def main():\n    torch.manual_seed(0)\n    model = nn.Sequential(nn.ReflectionPad2d(1), nn.AdaptiveAvgPool2d(1)).to(device())\n"
+        "    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n    model(x).sum().backward()\n    optimizer.step()\n\n\n"
+        "if __name__ == '__main__':\n    main()\n",
+        encoding="utf-8",
+    )
+    findings = lint_paths([tmp_path], EVERY_RULE).findings
+    assert {"REP302", "REP306"} <= {finding.code for finding in findings}
+    assert _too_long(findings) == []
+
+
 def test_long_names_are_elided():
     name = "AVeryLongDatasetClassNameThatSomeoneWroteForTheirOwnProject"
     code = f"import torch\nfrom torch.utils.data import DataLoader\nloader = DataLoader(ds, shuffle={name}.shuffled_by_default_in_this_project)\n"

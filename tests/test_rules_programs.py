@@ -491,7 +491,7 @@ RPC_TRAIN = """
 
 def test_rpc_remote_construction_on_cuda(project):
     [finding] = lint_paths([project({"train.py": RPC_TRAIN.replace("{device}", '"cuda:0"')})], Settings(select=("REP302",))).findings
-    assert "rpc.remote(..., 'cuda:0')" in finding.message
+    assert "runs on CUDA (line 12 (torch.distributed.rpc.remote(..., 'cuda:0')))" in finding.message
     assert codes(project({"train.py": RPC_TRAIN.replace("{device}", '"cpu"')}), "REP302") == []
 
 

@@ -162,6 +162,12 @@ def _same_kind_literal(node: cst.BaseExpression, text: str, number: int) -> str:
     return str(number)
 
 
+def _cuda_place(cuda: Located, here: str) -> str:
+    """Where the program goes to CUDA: with the call's name in this file; another file's path (often
+    long) takes the room of the name."""
+    return cuda.seen_from(here) if cuda.module.path == here else place(cuda.module.path, cuda.event.line, here)
+
+
 def _on_cuda(events: list[Located]) -> Located | None:
     return next((located for located in events if located.event.kind == "cuda"), None)
 
@@ -218,7 +224,7 @@ class DeterministicAlgorithmsNotEnabled(ProgramRule):
         here = program.entry.path
         if worker is None:
             fix = insert_on_main_path(program.entry, ["torch"], _enabling_statements, "Enable deterministic algorithms", uses_seed=False)
-            message = f"this program runs on CUDA ({cuda.seen_from(here)}) without deterministic algorithms"
+            message = f"this program runs on CUDA ({_cuda_place(cuda, here)}) without deterministic algorithms"
         else:
             fix = insert_in_worker(
                 program.entry, worker, ["torch"], _enabling_statements, f"Enable deterministic algorithms in `{worker.name}`", uses_seed=False

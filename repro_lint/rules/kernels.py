@@ -30,7 +30,6 @@ def _argument(call: cst.Call, spec: dict, method: bool) -> cst.Arg | None:
 
 @dataclass(frozen=True)
 class _Op:
-    shown: str
     when: str
     why: str
     argument: dict | None
@@ -68,7 +67,7 @@ def op_tables() -> _OpTables:
     functions: dict[str, _Op] = {}
     methods: dict[str, _Op] = {}
     for entry in data["ops"]:
-        op = _Op(entry["shown"], entry["when"], entry["why"], entry.get("argument"), entry.get("values"))
+        op = _Op(entry["when"], entry["why"], entry.get("argument"), entry.get("values"))
         functions.update(dict.fromkeys(entry["names"], op))
         methods.update(dict.fromkeys(entry.get("methods", ()), op))
     return _OpTables(
@@ -124,13 +123,12 @@ class NondeterministicCudaOp(Rule):
         if op is None or not op.selected(node, method) or self._adds_integers(node, op, method) or self._deterministic_branch():
             return
         name = f"x.{last}" if method else (found_name or last).rpartition(".")[2]
-        # The table's name adds the variant (`index_put_(accumulate=True)`) or the family (padding).
-        shown = f"`{elide(name)}()`" if op.shown.startswith(last) else f"`{elide(name)}()` ({op.shown})"
+        shown = f"`{elide(name)}()`"
         if op.when == "cuda":
-            self.report(node, f"{shown} is nondeterministic on CUDA: {op.why}")
+            self.report(node, f"{shown} is nondeterministic on CUDA ({op.why})")
         else:
-            part = "its backward is" if op.when == "backward" else "it is"
-            self.report(node, f"{shown}: {part} nondeterministic on CUDA {TRAINING_NOTE}: {op.why}")
+            part = "has a nondeterministic backward" if op.when == "backward" else "is nondeterministic"
+            self.report(node, f"{shown} {part} on CUDA {TRAINING_NOTE} ({op.why})")
 
 
     def _adds_integers(self, call: cst.Call, op: _Op, method: bool) -> bool:

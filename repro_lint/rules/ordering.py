@@ -347,7 +347,7 @@ class UnsortedFileListing(Rule):
         fix = self._fix(node, entry)
         self.report(
             node,
-            f"`{elide(label)}` lists files in file-system order, which differs between machines, and {how}",
+            f"`{elide(label)}` lists files in file-system order, which varies by machine, and {how}",
             fix,
         )
 
