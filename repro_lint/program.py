@@ -14,9 +14,10 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from repro_lint.declared import Declared
-from repro_lint.events import Event, short, tables
+from repro_lint.events import Event, tables
 from repro_lint.facts import CallFact, ClassFacts, FunctionFacts, ModuleFacts
 from repro_lint.launches import FRESH_START_METHODS, POOL
+from repro_lint.message_text import elide, place
 from repro_lint.module_names import ModuleNames
 from repro_lint.symbols import SymbolResolver
 
@@ -28,20 +29,17 @@ _Calls = tuple[str, Sequence[CallFact]]
 class Worker:
     """A project function a program starts in processes of their own (`mp.spawn(main_worker, ...)`,
     `executor.submit(trainer)`), which inherit nothing of the launcher's RNG state or torch settings:
-    the functions the launch may start, the launching call as messages show it, and where it is."""
+    the functions the launch may start, the module and line of the launch, and its start method."""
 
     functions: tuple[str, ...]
-    launcher: str
     module: ModuleFacts
     line: int
     start: str
 
-    @property
-    def process(self) -> str:
-        """How messages say where the worker runs."""
-        if self.start == POOL:
-            return "runs in other processes (a pool's workers or a submitted job), where the launcher's seed does not decide its draws"
-        return "runs in a freshly started process, which inherits none of the launcher's seeds or torch settings"
+    def started(self, here: str) -> str:
+        """How a message in the file `here` says where the worker runs and where it is started."""
+        processes = "pool task" if self.start == POOL else "fresh process"
+        return f"`{elide(self.name)}` ({processes}, {place(self.module.path, self.line, here)})"
 
     @property
     def name(self) -> str:
@@ -50,9 +48,6 @@ class Worker:
         module = self.module.module
         return function[len(module) + 1 :] if function.startswith(module + ".") else function.rpartition(".")[2]
 
-    @property
-    def where(self) -> str:
-        return f"{self.module.path}:{self.line} ({short(self.launcher)})"
 
 
 @dataclass(frozen=True)
@@ -76,9 +71,9 @@ class Located:
     module: ModuleFacts = field(hash=False)  # hashing a module's facts hashes all of them, every time
     event: Event
 
-    @property
-    def where(self) -> str:
-        return f"{self.module.path}:{self.event.line} ({self.event.what})"
+    def seen_from(self, here: str) -> str:
+        """Where it happens and what it is, as a message in the file `here` names it."""
+        return f"{place(self.module.path, self.event.line, here)} ({elide(self.event.what, 48)})"
 
 
 class ProjectModel:
@@ -477,7 +472,7 @@ class ProjectModel:
                 functions = self.callees(call, module)
                 if not functions or functions in found:
                     continue
-                worker = Program(program.entry, program.modules, False, Worker(functions, call.launcher, self.modules[module], call.line, call.start))
+                worker = Program(program.entry, program.modules, False, Worker(functions, self.modules[module], call.line, call.start))
                 trains = any(self.functions[name].trains for name in self._process_functions(worker))
                 found[functions] = replace(worker, trains=trains)
         return tuple(found.values())

@@ -9,6 +9,7 @@ import tokenize
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from repro_lint.message_text import elide
 from repro_lint.rules.base import Applicability, Edit, Finding, Fix
 from repro_lint.rules.catalog import CATALOG
 from repro_lint.source import LineIndex, Position
@@ -149,7 +150,7 @@ def unused_noqa(display: str, text: str, suppressions: Suppressions, enabled: fr
             if used_here:
                 continue
             unused: tuple[str, ...] = ()
-            message = "`# noqa` suppresses nothing on this line; remove it, or name the other tool's codes it is for"
+            message = "`# noqa` suppresses nothing on this line"
         else:
             if any(_matches(UNUSED_NOQA, [code]) for code in noqa.codes):
                 continue  # the comment silences this very report
@@ -159,7 +160,7 @@ def unused_noqa(display: str, text: str, suppressions: Suppressions, enabled: fr
             if not unused:
                 continue
             listed = ", ".join(unused)
-            message = f"`# noqa` lists {listed}, which {'is' if len(unused) == 1 else 'are'} not reported on this line; remove {'it' if len(unused) == 1 else 'them'}"
+            message = f"`# noqa` lists {elide(listed, 48)}, which {'is' if len(unused) == 1 else 'are'} not reported on this line"
         start = Position(line, noqa.column + _NOQA.search(noqa.comment).start())  # type: ignore[union-attr]
         end = Position(line, noqa.column + len(noqa.comment))
         found.append(Finding(rule.code, rule.name, message, display, start, end, _removal(noqa, unused, index)))

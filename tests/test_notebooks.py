@@ -86,12 +86,13 @@ def test_findings_name_the_cell_and_the_line_within_it(repo):
     assert status == 1
     # Cells are counted among all cells, markdown included; magics and `!` lines shift nothing.
     assert out.splitlines()[:3] == [
-        "train.ipynb:cell 2:1:1: REP101 train.ipynb is never seeded for torch; first use of torch randomness: "
-        "train.ipynb:cell 4:5 (torch.utils.data.random_split); call `torch.manual_seed(seed)` at the start of the program",
-        "train.ipynb:cell 4:1:1: REP301 `cudnn.benchmark` is enabled: cuDNN picks convolution kernels by timing them, "
-        "so results can change between runs; set it to `False`",
-        "train.ipynb:cell 4:5:14: REP203 `random_split` without `generator`: the split draws from torch's global RNG "
-        "and changes whenever earlier code draws a different amount; pass `generator=torch.Generator().manual_seed(seed)`",
+        # The first draw is in this notebook: named by its cell and line there.
+        "train.ipynb:cell 2:1:1: REP101 this program never seeds torch; first draw: "
+        "cell 4, line 5 (torch.utils.data.random_split)",
+        "train.ipynb:cell 4:1:1: REP301 `cudnn.benchmark` is enabled: cuDNN picks kernels by timing them, "
+        "so runs can differ",
+        "train.ipynb:cell 4:5:14: REP203 `random_split` without `generator` draws from torch's global RNG: "
+        "earlier draws change the split",
     ]
     assert out.splitlines()[3].startswith("Found 3 findings")
 
@@ -182,8 +183,8 @@ def test_folders_are_walked_for_notebooks_but_not_their_checkpoints(repo):
     write(repo / "nbs" / ".ipynb_checkpoints" / "a-checkpoint.ipynb", TRAINING)
     _, out = check("--select", "REP301", ".")
     assert out.splitlines() == [
-        "nbs/a.ipynb:cell 4:1:1: REP301 `cudnn.benchmark` is enabled: cuDNN picks convolution kernels by timing them, "
-        "so results can change between runs; set it to `False`",
+        "nbs/a.ipynb:cell 4:1:1: REP301 `cudnn.benchmark` is enabled: cuDNN picks kernels by timing them, "
+        "so runs can differ",
         "Found 1 finding (1 more with --fix --unsafe-fixes).",
     ]
 
@@ -276,7 +277,7 @@ def test_unused_noqa_in_a_cell_is_reported_there_and_fixed_in_place(repo):
     path = repo / "nb.ipynb"
     write(path, document)
     _, out = check("--extend-select", "REP002", "nb.ipynb")
-    assert out.splitlines()[0] == "nb.ipynb:cell 2:1:15: REP002 `# noqa` lists REP301, which is not reported on this line; remove it"
+    assert out.splitlines()[0] == "nb.ipynb:cell 2:1:15: REP002 `# noqa` lists REP301, which is not reported on this line"
     assert check("--fix", "--extend-select", "REP002", "nb.ipynb")[0] == 0
     document["cells"][1]["source"][0] = "import torch  # noqa: E402\n"
     assert path.read_text(encoding="utf-8") == jupyter_text(document)
@@ -307,8 +308,7 @@ def test_a_notebook_seeded_through_a_helper_module_of_its_project(repo):
     write(repo / "unseeded.ipynb", notebook(markdown("t"), code("import torch\n", "import helpers\n"), body))
     _, out = check("--select", "REP101", ".")
     assert out.splitlines() == [
-        "unseeded.ipynb:cell 2:1:1: REP101 unseeded.ipynb is never seeded for torch; first use of torch randomness: "
-        "unseeded.ipynb:cell 3:1 (torch.rand); call `torch.manual_seed(seed)` at the start of the program",
+        "unseeded.ipynb:cell 2:1:1: REP101 this program never seeds torch; first draw: cell 3, line 1 (torch.rand)",
         "Found 1 finding (1 more with --fix --unsafe-fixes).",
     ]
 
@@ -329,7 +329,8 @@ def test_invalid_json_is_a_syntax_error_finding_and_nothing_is_written(repo):
     status, out = check("--fix", "--unsafe-fixes", "--select", "REP001,REP301", ".")
     assert status == 1
     assert out.splitlines() == [
-        "broken.ipynb:3:24: REP001 not valid JSON: Expecting ',' delimiter",
+        # A whole sentence: the decoder's message names no place, so the message adds it.
+        "broken.ipynb:3:24: REP001 cannot read the notebook: invalid JSON (expecting ',' delimiter at line 3, column 24)",
         "Found 2 findings (1 fixed, 1 remaining).",
     ]
     assert path.read_text(encoding="utf-8") == before
@@ -355,7 +356,7 @@ def test_a_cell_that_does_not_parse_is_named_and_nothing_is_written(repo):
         ('["a list"]', "not a Jupyter notebook: no `cells` list (nbformat 4 is read)"),
         ('{"cells": [{"cell_type": "code", "source": 3}]}', "cell 1: `source` must be a string or a list of strings"),
         ('{"cells": ["text"]}', "cell 1 is not a JSON object"),
-        ('{"cells": [], "metadata": ' + "[" * 100_000 + "]" * 100_000 + "}", "not read: its JSON is nested too deeply"),
+        ('{"cells": [], "metadata": ' + "[" * 100_000 + "]" * 100_000 + "}", "cannot read the notebook: its JSON is nested too deeply"),
     ],
 )
 def test_json_that_is_not_a_notebook(text, message):

@@ -95,7 +95,7 @@ def test_rep106_set_order_silent(code):
 def test_rep106_reports_at_the_iterated_set():
     (finding,) = lint("x = 1\nclasses = list(set(labels))\nprint(classes[0])\n", "REP106")
     assert (finding.start.line, finding.start.column) == (2, 15)
-    assert "sorted" in finding.message
+    assert "per-run order" in finding.message and "indexed" in finding.message
 
 
 @pytest.mark.parametrize(
@@ -301,13 +301,13 @@ def test_rep107_silent(code):
 def test_rep107_reports_at_the_listing_call():
     (finding,) = lint("import os\nfiles = os.listdir(root)\nprint(files[0])\n", "REP107")
     assert (finding.start.line, finding.start.column) == (2, 8)
-    assert "indexed" in finding.message and "sorted" in finding.message
+    assert "indexed" in finding.message and "file-system order" in finding.message
 
 
 def test_rep107_walk_has_no_fix_and_says_what_to_sort():
     code = "import os\nout = []\nfor r, d, f in os.walk(t):\n    for n in f:\n        out.append(n)\nuse(out)\n"
     (finding,) = lint(code, "REP107")
-    assert finding.fix is None and "dirs.sort()" in finding.message
+    assert finding.fix is None and "passed to `use`" in finding.message
 
 
 @pytest.mark.parametrize(

@@ -133,7 +133,7 @@ def test_rep104_names_the_source():
     from conftest import lint
 
     [finding] = lint("import time, torch\ntorch.manual_seed(int(time.time()))\n", "REP104")
-    assert "comes from the clock (`time.time()`)" in finding.message
+    assert "gets its seed from the clock (`time.time()`)" in finding.message
 
 
 # --- REP105 seed-after-randomness -------------------------------------------------------------------
@@ -290,12 +290,12 @@ REP105_NOT_MOVABLE = [
 
 
 @pytest.mark.parametrize("code", REP105_NOT_MOVABLE)
-def test_rep105_without_a_safe_move_has_no_fix_but_says_what_to_do(code):
+def test_rep105_without_a_safe_move_has_no_fix_but_names_the_first_draw(code):
     from conftest import lint
 
     [finding] = lint(code, "REP105")
     assert finding.fix is None
-    assert "move the seeding before line" in finding.message
+    assert "already drew from torch's RNG (line " in finding.message
 
 
 def test_rep105_building_a_module_runs_its_init_not_its_forward(project):

@@ -48,9 +48,8 @@ def codes_of(code: str, select: str = "REP101") -> list[str]:
 def test_spawned_worker_is_not_seeded_by_the_launcher():
     [finding] = lint(spawned(), "REP101")
     assert finding.start.line == 19  # the main guard of the entry module
-    assert "starts `worker` at train.py:17 (torch.multiprocessing.spawn)" in finding.message
-    assert "freshly started process" in finding.message
-    assert "first use of torch randomness: train.py:8 (nn.Linear)" in finding.message
+    assert "`worker` (fresh process, line 17) never seeds torch" in finding.message
+    assert "first draw: line 8 (nn.Linear)" in finding.message
 
 
 @pytest.mark.parametrize(
@@ -150,8 +149,8 @@ POOL = """
 )
 def test_pool_tasks_are_not_seeded_by_the_launcher(launch):
     [finding] = lint(POOL.replace("{seed}", "").replace("{launch}", launch), "REP102")
-    assert "starts `augment`" in finding.message and "(a pool's workers or a submitted job)" in finding.message
-    assert "first use: train.py:7 (random.random)" in finding.message
+    assert "`augment` (pool task, line " in finding.message
+    assert "first draw: line 7 (random.random)" in finding.message
 
 
 def test_pool_task_that_seeds_itself():
@@ -195,7 +194,7 @@ def test_submitit_job_runs_the_callable_objects_call_elsewhere(project):
     by_file = sorted((finding.path.rpartition("/")[2], finding.code) for finding in found)
     assert by_file == [("main_train.py", "REP101"), ("main_train.py", "REP302"), ("run_with_submitit.py", "REP101"), ("run_with_submitit.py", "REP302")]
     launcher = next(finding for finding in found if finding.path.endswith("run_with_submitit.py") and finding.code == "REP101")
-    assert "starts `Trainer.__call__` at run_with_submitit.py:15 (executor.submit)" in launcher.message
+    assert "`Trainer.__call__` (pool task, line 15)" in launcher.message
     assert "main_train.py:5 (nn.Linear)" in launcher.message
     # The seed goes where the job starts, before it calls into the training module.
     assert launcher.fix is not None and launcher.fix.edits[-1].content == "        torch.manual_seed(SEED)\n"
@@ -211,7 +210,7 @@ def test_submitit_job_seeded_in_the_training_function(project):
 
 def test_determinism_set_by_the_launcher_does_not_reach_a_spawned_worker():
     [finding] = lint(spawned(worker_seed="torch.manual_seed(args.seed)\n        "), "REP302")
-    assert "starts `worker`" in finding.message and "runs on CUDA (train.py:9 (.cuda()))" in finding.message
+    assert "`worker` (fresh process, line 18) runs on CUDA (line 9)" in finding.message
 
 
 def test_determinism_enabled_in_the_worker():
@@ -282,7 +281,7 @@ def test_worker_defined_in_another_module_gets_no_fix(project):
     })
     [finding] = lint_paths([root], Settings(select=("REP101",))).findings
     assert finding.path.endswith("train.py") and finding.fix is None
-    assert "call `torch.manual_seed(seed)` at the start of `worker`" in finding.message
+    assert "`worker` (fresh process, line 6) never seeds torch" in finding.message
 
 
 def test_a_worker_started_before_the_seed_does_not_draw_from_the_launchers_rng():
@@ -300,4 +299,4 @@ def test_a_launcher_that_only_spawns_trainers_is_judged_by_its_workers():
         "torch.use_deterministic_algorithms(True)\n        mp.spawn", "n = torch.cuda.device_count()\n        mp.spawn"
     )
     [finding] = lint(code, "REP302")
-    assert "starts `worker`" in finding.message
+    assert "`worker` (fresh process, line " in finding.message

@@ -445,7 +445,7 @@ def test_cli_text_and_json_output_for_a_script(project, monkeypatch):
     runner = CliRunner()
     text = runner.invoke(main, ["check", "run.sh", "--select", "REP305"])
     assert text.exit_code == 1
-    assert text.output.splitlines()[0].startswith("run.sh:1:19: REP305 `--use-flash-attn` switches flash attention on")
+    assert text.output.splitlines()[0].startswith("run.sh:1:19: REP305 `--use-flash-attn` turns flash attention on")
     output = runner.invoke(main, ["check", "run.sh", "--select", "REP305", "--output-format", "json"])
     record = json.loads(output.output)[0]
     assert (record["code"], record["path"], record["line"], record["column"], record["end_column"]) == ("REP305", "run.sh", 1, 19, 35)

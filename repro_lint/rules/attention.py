@@ -12,13 +12,14 @@ import libcst as cst
 from repro_lint.context import FileContext, NodeEdit, PendingFix
 from repro_lint.edits import argument, has_star_args, keyword, literal, with_keyword
 from repro_lint.knowledge import load
+from repro_lint.message_text import elide
 from repro_lint.names import terminal_name
 from repro_lint.rules.base import Applicability, Finding, FixAvailability, Rule, register
 
 # PyTorch's own flash kernel has a deterministic backward under `use_deterministic_algorithms(True)`,
 # so its forms hold only in programs that never switch that on. Messages of those forms carry this
 # sentence, which is how `program_condition_for` tells them apart.
-SDPA_NOTE = "PyTorch's flash kernel is deterministic only under `torch.use_deterministic_algorithms(True)`"
+SDPA_NOTE = "without deterministic algorithms"
 
 
 @dataclass(frozen=True)
@@ -145,8 +146,7 @@ class FlashAttentionEnabled(Rule):
             return
         self.report(
             node,
-            f"`enable_flash_sdp(True)` lets scaled dot-product attention use the flash kernel, whose backward pass is "
-            f"nondeterministic; {SDPA_NOTE}: enable it, or pass `False`",
+            f"`enable_flash_sdp(True)` allows the flash kernel, whose backward is nondeterministic {SDPA_NOTE}",
             PendingFix(Applicability.UNSAFE, "Disable the flash SDPA backend", (NodeEdit(enabled.value, "False"),)),
         )
 
@@ -158,8 +158,7 @@ class FlashAttentionEnabled(Rule):
         if any(self.context.matches(element, tables().flash_backends) for element in elements):
             self.report(
                 node,
-                f"`sdpa_kernel(SDPBackend.FLASH_ATTENTION)` runs attention on the flash kernel, whose backward pass is "
-                f"nondeterministic; {SDPA_NOTE}: enable it, or use `SDPBackend.MATH`",
+                f"`sdpa_kernel(SDPBackend.FLASH_ATTENTION)` picks the flash kernel, whose backward is nondeterministic {SDPA_NOTE}",
             )
 
     def _sdp_kernel(self, node: cst.Call) -> None:
@@ -168,8 +167,7 @@ class FlashAttentionEnabled(Rule):
             return
         self.report(
             node,
-            f"`sdp_kernel(enable_flash=True)` lets attention use the flash kernel, whose backward pass is "
-            f"nondeterministic; {SDPA_NOTE}: enable it, or pass `enable_flash=False`",
+            f"`sdp_kernel(enable_flash=True)` allows the flash kernel, whose backward is nondeterministic {SDPA_NOTE}",
         )
 
     def _flash_attn_call(self, node: cst.Call, callee: str, position: int) -> None:
@@ -185,8 +183,7 @@ class FlashAttentionEnabled(Rule):
             edit = NodeEdit(node, self.context.code_for(with_keyword(node, "deterministic", "True")))
         self.report(
             node,
-            f"`{function}` without `deterministic=True` runs flash attention's nondeterministic backward pass; "
-            "pass `deterministic=True`",
+            f"`{elide(function)}` without `deterministic=True` runs flash attention's nondeterministic backward pass",
             PendingFix(Applicability.SAFE, "Pass `deterministic=True`", (edit,)),
         )
 
@@ -209,8 +206,7 @@ class FlashAttentionEnabled(Rule):
             option = next((str(literal(arg.value)) for arg in node.args if isinstance(literal(arg.value), str)), min(names))
             self.report(
                 node,
-                f"option `{option}` switches flash attention on by default, and its backward pass is nondeterministic; "
-                "make the default off",
+                f"option `{elide(option)}` turns flash attention on by default; its backward pass is nondeterministic",
             )
 
     # Settings in keywords, dicts and assignments -------------------------------------------------
@@ -243,7 +239,7 @@ class FlashAttentionEnabled(Rule):
         if not (flag or implementation) or self._without_grad() or self._follows_flash_choice():
             return
         if flag:
-            self.report(node, f"`{key}=True` switches flash attention on, whose backward pass is nondeterministic; turn it off for reproducible runs")
+            self.report(node, f"`{elide(key)}=True` turns flash attention on; its backward pass is nondeterministic")
         else:
             self._implementations.append((node, f"{key}={setting!r}"))
 
@@ -253,8 +249,7 @@ class FlashAttentionEnabled(Rule):
         for where, setting in self._implementations:
             self.report(
                 where,
-                f"`{setting}` runs flash attention, whose backward pass is nondeterministic; use `\"sdpa\"` or "
-                f"`\"eager\"`, or set {tables().hf_variable}=1 (`transformers.enable_full_determinism` does)",
+                f"`{elide(setting, 48)}` runs flash attention, whose backward pass is nondeterministic",
             )
 
     # Context -----------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ import libcst as cst
 from repro_lint.context import NodeEdit, PendingFix
 from repro_lint.edits import argument, literal
 from repro_lint.knowledge import load
+from repro_lint.message_text import elide
 from repro_lint.names import terminal_name
 from repro_lint.rules.base import Applicability, FixAvailability, Rule, register
 
@@ -67,7 +68,7 @@ class NondeterministicDistributedEnv(Rule):
             return
         self.report(
             node,
-            f"`{variable}={setting}` lets Transformer Engine pick nondeterministic attention kernels; set it to 0",
+            f"`{variable}={elide(str(setting))}` lets Transformer Engine pick nondeterministic attention kernels",
             PendingFix(Applicability.UNSAFE, f"Set `{variable}` to 0", (NodeEdit(value, _zero_like(value)),)),
         )
 
@@ -115,15 +116,8 @@ class UnknownBackendFlag(Rule):
         moved = _moved().get(owner, {}).get(attribute)
         closest = [moved] if moved else difflib.get_close_matches(attribute, sorted(modules[owner]), n=1, cutoff=0.7)
         shown = owner.removeprefix("torch.backends.")
+        message = f"`{shown}` has no attribute `{elide(attribute)}`: this assignment creates one and changes nothing"
         if closest:
-            self.report(
-                target,
-                f"`{shown}` has no attribute `{attribute}`: this assignment creates one and changes nothing; did you "
-                f"mean `{closest[0]}`?",
-                PendingFix(Applicability.UNSAFE, f"Rename to `{closest[0]}`", (NodeEdit(target.attr, closest[0]),)),
-            )
+            self.report(target, message, PendingFix(Applicability.UNSAFE, f"Rename to `{closest[0]}`", (NodeEdit(target.attr, closest[0]),)))
         else:
-            self.report(
-                target,
-                f"`{shown}` has no attribute `{attribute}`: this assignment creates one and changes nothing; remove it",
-            )
+            self.report(target, message)

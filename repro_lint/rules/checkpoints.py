@@ -11,6 +11,7 @@ from collections.abc import Iterator
 
 from repro_lint.checkpoint_model import Checkpoint, Context, Located, ProjectCheckpoints, project_checkpoints
 from repro_lint.checkpoints import MODULE_CODE, TRAINING_STATE, RestorePoint, hinted_kind, knowledge
+from repro_lint.message_text import elide, place
 from repro_lint.program import ProjectModel
 from repro_lint.rules.base import Applicability, Edit, Finding, Fix, FixAvailability, ProgramRule, register
 from repro_lint.source import Position
@@ -30,8 +31,9 @@ def _finding(rule: ProgramRule, checkpoint: Checkpoint, message: str, fix: Fix |
     return Finding(rule.code, rule.name, message, checkpoint.owner.module.path, save.start, save.end, fix)
 
 
-def _where(located: Located, line: int, what: str) -> str:
-    return f"{located.module.path}:{line} ({what.rpartition('.')[2]})"
+def _where(located: Located, line: int, what: str, checkpoint: Checkpoint) -> str:
+    """Where an object is built, as the checkpoint's finding names it."""
+    return f"{place(located.module.path, line, checkpoint.owner.module.path)} ({elide(what.rpartition('.')[2])})"
 
 
 def _name_in_scope(model: ProjectCheckpoints, checkpoint: Checkpoint, kind: str) -> str | None:
@@ -87,7 +89,7 @@ def _stateful_missing(project: ProjectModel, kind: str) -> Iterator[tuple[Projec
         built = context.built(kind)
         if built:
             located, creation = built[0]
-            yield model, checkpoint, context, _where(located, creation.line, creation.what)
+            yield model, checkpoint, context, _where(located, creation.line, creation.what, checkpoint)
 
 
 @register
@@ -102,12 +104,11 @@ class CheckpointMissingScheduler(ProgramRule):
         for model, checkpoint, context, where in _stateful_missing(project, "scheduler"):
             if self._position_restored(context):
                 continue
-            fix, entry = _state_entry_fix(model, checkpoint, "scheduler", "lr_scheduler")
+            fix, _ = _state_entry_fix(model, checkpoint, "scheduler", "lr_scheduler")
             yield _finding(
                 self,
                 checkpoint,
-                f"this checkpoint holds the optimizer but not the LR scheduler built at {where}: a resumed run restarts "
-                f"the schedule and trains with other learning rates; add {entry} and restore it with `load_state_dict`",
+                f"this checkpoint holds the optimizer but not the LR scheduler built at {where}",
                 fix,
             )
 
@@ -129,12 +130,11 @@ class CheckpointMissingGradScaler(ProgramRule):
 
     def check(self, project: ProjectModel) -> Iterator[Finding]:
         for model, checkpoint, _, where in _stateful_missing(project, "scaler"):
-            fix, entry = _state_entry_fix(model, checkpoint, "scaler", "scaler")
+            fix, _ = _state_entry_fix(model, checkpoint, "scaler", "scaler")
             yield _finding(
                 self,
                 checkpoint,
-                f"this checkpoint holds the optimizer but not the GradScaler built at {where}: a resumed run starts again "
-                f"from the initial loss scale and skips or scales steps differently; add {entry} and restore it with `load_state_dict`",
+                f"this checkpoint holds the optimizer but not the GradScaler built at {where}",
                 fix,
             )
 
@@ -159,9 +159,7 @@ class CheckpointMissingRngState(ProgramRule):
             yield _finding(
                 self,
                 checkpoint,
-                f"this checkpoint holds no RNG state: a resumed run draws other dropout masks, augmentations and shuffles "
-                f"than an uninterrupted one; save the states of the RNGs the program uses ({shown}) under "
-                f'"{_RNG_STATE_KEY}" and restore them when resuming',
+                f"this checkpoint holds no RNG state, but the program draws from {elide(shown, 48)}",
                 self._fix(model, checkpoint, rngs, generators),
             )
 
@@ -247,13 +245,11 @@ class LossyCheckpointWeights(ProgramRule):
             lossy = next((entry for entry in checkpoint.entries if entry.lossy), None)
             if not checkpoint.is_training or lossy is None or model.context(checkpoint).built("cast"):
                 continue
-            shown = f'"{lossy.key}"' if lossy.key else "the saved object"
+            shown = f'"{elide(lossy.key)}"' if lossy.key else "the saved object"
             yield _finding(
                 self,
                 checkpoint,
-                f"this training checkpoint stores {shown} cast with `{lossy.lossy}` while the model trains in float32: a resumed "
-                "run starts from rounded weights and diverges from an uninterrupted one; save the float32 weights (drop the "
-                "cast) and cast only inference exports",
+                f"this training checkpoint stores {shown} cast with `{elide(lossy.lossy)}` while the model trains in float32",
             )
 
 
@@ -282,9 +278,8 @@ class ResumeStateNotRestored(ProgramRule):
                 yield Finding(
                     self.code,
                     self.name,
-                    f'the checkpoint saves the {_STATE_NAMES[entry.kind]} state under "{entry.key}" but no load path restores it '
-                    f"(resume path: {resume.module.path}:{resume.function.restores[0].start.line}): a resumed run continues "
-                    f'with fresh {_STATE_NAMES[entry.kind]} state; restore it from `checkpoint["{entry.key}"]` where the optimizer is restored',
+                    f'the {_STATE_NAMES[entry.kind]} state saved under "{elide(entry.key)}" is never restored '
+                    f"(resume path: {place(resume.module.path, resume.function.restores[0].start.line, checkpoint.owner.module.path)})",
                     checkpoint.owner.module.path,
                     at,
                     at,
@@ -308,9 +303,7 @@ class LenientStateDictLoad(ProgramRule):
                     yield Finding(
                         self.code,
                         self.name,
-                        "`load_state_dict(..., strict=False)` while resuming (this function also restores the optimizer): "
-                        "weights missing from the checkpoint keep their fresh initialisation without a word; load with "
-                        "`strict=True` when resuming",
+                        "`load_state_dict(..., strict=False)` while resuming: weights missing from the checkpoint stay random",
                         located.module.path,
                         restore.start,
                         restore.end,
@@ -342,7 +335,6 @@ class CheckpointMissingOptimizer(ProgramRule):
             yield _finding(
                 self,
                 checkpoint,
-                f"this checkpoint records training progress ({', '.join(sorted(keys))}) and weights but not the optimizer "
-                f"built at {_where(located, creation.line, creation.what)}: a resumed run restarts its moments and learning "
-                'rate; save `"optimizer": optimizer.state_dict()` and restore it',
+                f"this checkpoint records progress ({elide(', '.join(sorted(keys)))}) and weights but not the optimizer "
+                f"built at {_where(located, creation.line, creation.what, checkpoint)}",
             )

@@ -28,6 +28,7 @@ from repro_lint.dataloader_calls import (
 from repro_lint.dataset_facts import WORKER_NAME, Insertion, LoaderSite, WorkerFixPoint, WorkerFunctionPoint
 from repro_lint.edits import argument, has_star_args, import_statement_edit, literal, with_keyword
 from repro_lint.facts import ModuleFacts
+from repro_lint.message_text import elide
 from repro_lint.names import dotted_name, terminal_name
 from repro_lint.program import ProjectModel
 from repro_lint.rules.base import Applicability, Edit, Finding, Fix, FixAvailability, ProgramRule, Rule, register
@@ -39,7 +40,7 @@ _SAMPLER_SHORT = frozenset(name.rpartition(".")[2] for name in (*RANDOM_SAMPLERS
 _DISTRIBUTED_SHORT = frozenset({"DistributedSampler"})
 # How a REP205 message says that the loader is handed to another module's function; such findings
 # are kept only in programs where nothing calls `set_epoch`.
-HANDED_NOTE = "the loader is handed to a function of another module"
+HANDED_NOTE = "given the loader"
 
 
 # --- REP201: datasets whose random generators every worker copies -----------------------------------
@@ -78,22 +79,17 @@ class DataLoaderSharedWorkerRng(ProgramRule):
         if hazard.generators:
             generator = hazard.generators[0]
             label = RNG_CONSTRUCTORS[generator.constructor]["label"]
-            what = f"a copy of `{generator.owner(name)}` ({label}) in the same state, so the workers draw the same random numbers"
+            elsewhere = "" if hazard.module == facts.module else f" in {project.modules[hazard.module].path}"
+            what = f"`{elide(generator.owner(name), 32)}` ({label}{elsewhere})"
         else:
-            what = (
-                f"numpy's global RNG in the same state (before torch 1.9 workers did not reseed numpy; "
-                f"`{name}` calls `{hazard.numpy_global}`), so the workers draw the same random numbers"
-            )
-        where = "" if hazard.module == facts.module else f" (defined in {project.modules[hazard.module].path})"
+            what = f"numpy's global RNG (torch < 1.9, via `{elide(name)}`)"
         fix = None
         if fixable and len(found) == 1 and site.fix is not None:
             fix = _worker_fix(site.fix, hazard, facts.module)
         return Finding(
             self.code,
             self.name,
-            f"DataLoader with worker processes and no `worker_init_fn` over `{name}`{where}: every worker gets {what} "
-            "and results change with `num_workers`; pass a `worker_init_fn` that reseeds it from "
-            "`torch.utils.data.get_worker_info().seed`",
+            f"DataLoader workers copy {what} and draw the same numbers",
             facts.path,
             site.start,
             site.end,
@@ -194,8 +190,7 @@ class DataLoaderMissingWorkerInit(Rule):
             return
         self.report(
             node,
-            "DataLoader with worker processes and no `worker_init_fn`: the PyTorch reproducibility notes seed "
-            "numpy and `random` in each worker from `torch.initial_seed()`; pass `worker_init_fn=seed_worker`",
+            "DataLoader with worker processes and no `worker_init_fn` to seed numpy and `random` in each worker",
             self._fix(node),
         )
 
@@ -266,12 +261,10 @@ class DataLoaderMissingGenerator(Rule):
         generator, added = self._generator()
         edits = [replace_in_place(self.context, node, with_keyword(node, "generator", generator)), *added]
         value = self.context.code_for(shuffle.value)
-        how = "shuffles" if literal(shuffle.value) is True else f"may shuffle (`shuffle={value}`)"
+        how = "shuffles" if literal(shuffle.value) is True else f"may shuffle (`shuffle={elide(value)}`)"
         self.report(
             node,
-            f"DataLoader {how} without `generator`: the order is drawn from torch's global RNG, so it changes "
-            "whenever code before it draws a different amount (another model, another augmentation); pass "
-            "`generator=torch.Generator().manual_seed(seed)`",
+            f"DataLoader {how} without `generator`: earlier torch draws change its order",
             PendingFix(Applicability.SAFE, f"Add `generator={generator}`", tuple(edits)),
         )
 
@@ -305,9 +298,7 @@ class DataLoaderMissingGenerator(Rule):
         name = terminal_name(samplers[0].func) or "sampler"
         self.report(
             node,
-            f"DataLoader draws its order from a `{name}` without `generator`: the sampler takes its seed from "
-            "torch's global RNG, so the order changes whenever code before it draws a different amount; pass "
-            f"`generator=torch.Generator().manual_seed(seed)` to the `{name}`",
+            f"DataLoader's `{elide(name)}` has no `generator`: earlier torch draws change its order",
             PendingFix(Applicability.SAFE, f"Add `generator={generator}` to the sampler", tuple(edits)),
         )
 
@@ -346,11 +337,10 @@ class DistributedSamplerWithoutSetEpoch(Rule):
         loop, site, parameter = epoch_loop
         fix = self._fix(index, node, loop, holders, loader_holders) if parameter is None else self._fix(index, node, loop, [], [parameter])
         helper = self._imported_helper(index, site)
-        where = f" (nor anywhere on the program's path; {HANDED_NOTE}, `{helper}`)" if helper else ""
+        where = f" (nor in `{elide(helper, 22)}`, {HANDED_NOTE})" if helper else ""
         self.report(
             node,
-            f"DistributedSampler shuffles with `seed + epoch`, but `set_epoch` is never called on it{where}: every "
-            "epoch sees the same order; call `sampler.set_epoch(epoch)` at the start of each epoch",
+            f"DistributedSampler without `set_epoch`{where}: every epoch repeats the same order",
             fix,
         )
 

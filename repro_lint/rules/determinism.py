@@ -12,6 +12,7 @@ from repro_lint.context import NodeEdit, PendingFix
 from repro_lint.edits import argument, is_literally_false, keyword, literal, off_unless_passed, replace_node, without_argument
 from repro_lint.declared import CUBLAS_REQUIRED_BEFORE
 from repro_lint.facts import ModuleFacts
+from repro_lint.message_text import elide, place
 from repro_lint.program import Located, Program, ProjectModel
 from repro_lint.program_fixes import insert_in_worker, insert_on_main_path, program_finding
 from repro_lint.rules.base import Applicability, Edit, Finding, Fix, FixAvailability, ProgramRule, Rule, register
@@ -57,11 +58,10 @@ class CudnnBenchmarkEnabled(Rule):
         if self._restores_saved_value(value_node) or self._passes_callers_choice(value_node):
             return
         value = self.context.code_for(value_node)
-        why = "enabled" if literal(value_node) is not ... else f"set to `{value}`, which may be true"
+        why = "is enabled" if literal(value_node) is not ... else f"may be enabled (`{elide(value)}`)"
         self.report(
             node,
-            f"`cudnn.benchmark` is {why}: cuDNN picks convolution kernels by timing them, so results can "
-            "change between runs; set it to `False`",
+            f"`cudnn.benchmark` {why}: cuDNN picks kernels by timing them, so runs can differ",
             PendingFix(Applicability.UNSAFE, "Set `cudnn.benchmark = False`", (NodeEdit(value_node, "False"),)),
         )
 
@@ -124,8 +124,7 @@ class DeterministicWarnOnly(Rule):
             return
         self.report(
             node,
-            "`use_deterministic_algorithms(True, warn_only=True)` only warns: nondeterministic kernels (flash "
-            "attention backward, index_put with accumulate) still run; drop `warn_only=True`",
+            "`use_deterministic_algorithms(True, warn_only=True)` only warns: nondeterministic kernels still run",
             PendingFix(
                 Applicability.UNSAFE,
                 "Remove `warn_only=True`",
@@ -140,8 +139,8 @@ class DeterministicWarnOnly(Rule):
         strict = _same_kind_literal(mode.value, "error", 2)
         self.report(
             node,
-            f"`set_deterministic_debug_mode({self.context.code_for(mode.value)})` only warns: nondeterministic kernels "
-            f"still run; use `{strict}`",
+            f"`set_deterministic_debug_mode({elide(self.context.code_for(mode.value))})` only warns: nondeterministic kernels "
+            "still run",
             PendingFix(Applicability.UNSAFE, f"Use `{strict}`", (NodeEdit(mode.value, strict),)),
         )
 
@@ -151,7 +150,7 @@ class DeterministicWarnOnly(Rule):
             return
         self.report(
             node,
-            '`Trainer(deterministic="warn")` only warns: nondeterministic kernels still run; use `deterministic=True`',
+            '`Trainer(deterministic="warn")` only warns: nondeterministic kernels still run',
             PendingFix(Applicability.UNSAFE, "Use `deterministic=True`", (NodeEdit(deterministic.value, "True"),)),
         )
 
@@ -161,6 +160,12 @@ def _same_kind_literal(node: cst.BaseExpression, text: str, number: int) -> str:
     if isinstance(node, cst.SimpleString):
         return f"{node.prefix}{node.quote}{text}{node.quote}"
     return str(number)
+
+
+def _cuda_place(cuda: Located, here: str) -> str:
+    """Where the program goes to CUDA: with the call's name in this file; another file's path (often
+    long) takes the room of the name."""
+    return cuda.seen_from(here) if cuda.module.path == here else place(cuda.module.path, cuda.event.line, here)
 
 
 def _on_cuda(events: list[Located]) -> Located | None:
@@ -206,8 +211,8 @@ class DeterministicAlgorithmsNotEnabled(ProgramRule):
                     yield Finding(
                         self.code,
                         self.name,
-                        f"`{located.event.what}` switches deterministic kernels off in a program that runs on CUDA "
-                        f"({cuda.where}); remove it or enable determinism",
+                        f"`{elide(located.event.what)}` switches deterministic kernels off in a program on CUDA "
+                        f"({cuda.seen_from(located.module.path)})",
                         located.module.path,
                         at,
                         at,
@@ -216,21 +221,16 @@ class DeterministicAlgorithmsNotEnabled(ProgramRule):
         if enabled:
             return
         worker = program.worker
+        here = program.entry.path
         if worker is None:
             fix = insert_on_main_path(program.entry, ["torch"], _enabling_statements, "Enable deterministic algorithms", uses_seed=False)
-            message = (
-                f"{program.entry.path} runs on CUDA ({cuda.where}) but never enables deterministic algorithms; call "
-                "`torch.use_deterministic_algorithms(True)` and set `torch.backends.cudnn.deterministic = True`"
-            )
+            message = f"this program runs on CUDA ({_cuda_place(cuda, here)}) without deterministic algorithms"
         else:
             fix = insert_in_worker(
                 program.entry, worker, ["torch"], _enabling_statements, f"Enable deterministic algorithms in `{worker.name}`", uses_seed=False
             )
-            message = (
-                f"{program.entry.path} starts `{worker.name}` at {worker.where}: it {worker.process}, and it runs on "
-                f"CUDA ({cuda.where}) without enabling deterministic algorithms there; call "
-                f"`torch.use_deterministic_algorithms(True)` and set `torch.backends.cudnn.deterministic = True` at the start of `{worker.name}`"
-            )
+            # The worker and its place take the room of the CUDA call's name.
+            message = f"{worker.started(here)} runs on CUDA ({place(cuda.module.path, cuda.event.line, here)}) without deterministic algorithms"
         # Deterministic mode raises on cuBLAS before torch 2.10 without the variable: unless the
         # project targets a newer torch, the fix sets it too.
         version = project.declared.torch_version(program.entry.path)
@@ -273,9 +273,8 @@ class CublasWorkspaceUnset(ProgramRule):
             yield program_finding(
                 self,
                 program.entry,
-                f"{program.entry.path} enables deterministic algorithms ({flag.where}) on CUDA with torch {shown}, which "
-                "raises at the first cuBLAS call unless CUBLAS_WORKSPACE_CONFIG is set; set "
-                '`os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")` before importing torch',
+                f"torch {shown} raises at the first cuBLAS call in deterministic mode "
+                f"({place(flag.module.path, flag.event.line, program.entry.path)}) without CUBLAS_WORKSPACE_CONFIG",
                 _cublas_fix(program.entry),
             )
 

@@ -7,6 +7,7 @@ import libcst as cst
 from repro_lint.context import PendingFix
 from repro_lint.edits import has_star_args, keyword, literal
 from repro_lint.knowledge import load
+from repro_lint.message_text import elide
 from repro_lint.random_state import missing_random_state
 from repro_lint.rules.base import Applicability, FixAvailability, Rule, register
 
@@ -43,14 +44,13 @@ class EstimatorMissingRandomState(Rule):
             # Only a literal value in the table makes the fit random; defaults and unreadable values do not.
             if given is None or literal(given.value) not in condition["values"]:  # type: ignore[operator]
                 return
-            why = f" with `{parameter}={self.context.code_for(given.value)}`"
+            why = f" with `{parameter}={elide(self.context.code_for(given.value))}`"
         missing = missing_random_state(self.context, node, keyword(node, "random_state"))
         if missing is None:
             return
         edits, problem, seed = missing
         self.report(
             node,
-            f"`{short}`{why} is built {problem}: its fit draws from numpy's global RNG, so the fitted model "
-            f"changes whenever other code draws from it first; pass `random_state={seed}`",
+            f"`{short}`{why} is built {problem}: its fit draws from numpy's global RNG",
             PendingFix(Applicability.SAFE, f"Pass `random_state={seed}`", edits),
         )

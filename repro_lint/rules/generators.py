@@ -10,6 +10,7 @@ from repro_lint.context import NodeEdit, PendingFix
 from repro_lint.dataflow import index_for
 from repro_lint.edits import argument, has_star_args, literal, replace_node
 from repro_lint.knowledge import load
+from repro_lint.message_text import elide
 from repro_lint.rules.base import Applicability, FixAvailability, Rule, register
 from repro_lint.seed_values import DEFAULT_SEED, SEED_CONSTANT, SeedValues
 
@@ -52,8 +53,7 @@ class UnseededGenerator(Rule):
         edits = (edit, constant) if constant is not None else (edit,)
         self.report(
             node,
-            f"`{shown}()` without a seed draws fresh OS entropy, so every run gets different numbers; pass a seed "
-            f"(`{shown}({value})`)",
+            f"`{shown}()` without a seed draws fresh OS entropy, so every run gets different numbers",
             PendingFix(Applicability.UNSAFE, f"Seed it with `{value}`", edits),
         )
 
@@ -62,11 +62,9 @@ class UnseededGenerator(Rule):
         if isinstance(parent, cst.Attribute) and parent.attr.value in BY_METHOD[created]:
             return
         if isinstance(parent, cst.Attribute) and parent.attr.value == _RESEED:
-            value = SeedValues(self.context).expression()
             self.report(
                 node,
-                f"`torch.Generator().{_RESEED}()` seeds the generator from a nondeterministic source and returns that seed, "
-                f"so every run differs; use a fixed seed such as `{value}`",
+                f"`torch.Generator().{_RESEED}()` seeds from a nondeterministic source, so every run differs",
                 None,
             )
             return
@@ -85,8 +83,7 @@ class UnseededGenerator(Rule):
         chained = cst.Call(func=cst.Attribute(node, cst.Name("manual_seed")), args=[cst.Arg(cst.parse_expression(value))])
         self.report(
             node,
-            "`torch.Generator()` is never seeded before use: it runs from torch's fixed default seed, the same for "
-            f"every unseeded generator, so the program's own seed never reaches it; call `.manual_seed({value})` on it",
+            "`torch.Generator()` is never seeded before use: it runs from torch's fixed default seed, not the program's",
             PendingFix(Applicability.UNSAFE, f"Chain `.manual_seed({value})`", (replace_node(node, chained, self.context), *added)),
         )
 
@@ -102,8 +99,7 @@ class UnseededGenerator(Rule):
             fix = PendingFix(Applicability.UNSAFE, f"Call `{seeded}` instead of `{target}.{_RESEED}()`", edits)
         self.report(
             node,
-            f"`torch.Generator()` is seeded only by `{target}.{_RESEED}()`, which picks a seed from a nondeterministic "
-            f"source, so every run gets different numbers; call `{seeded}` instead",
+            f"`torch.Generator()` is seeded only by `{elide(target)}.{_RESEED}()`, which picks a nondeterministic seed",
             fix,
         )
 

@@ -15,6 +15,7 @@ import libcst as cst
 
 from repro_lint.edits import argument, keyword, literal
 from repro_lint.knowledge import load
+from repro_lint.message_text import elide
 from repro_lint.names import terminal_name
 from repro_lint.rules.base import Finding, Rule, register
 
@@ -29,7 +30,6 @@ def _argument(call: cst.Call, spec: dict, method: bool) -> cst.Arg | None:
 
 @dataclass(frozen=True)
 class _Op:
-    shown: str
     when: str
     why: str
     argument: dict | None
@@ -67,7 +67,7 @@ def op_tables() -> _OpTables:
     functions: dict[str, _Op] = {}
     methods: dict[str, _Op] = {}
     for entry in data["ops"]:
-        op = _Op(entry["shown"], entry["when"], entry["why"], entry.get("argument"), entry.get("values"))
+        op = _Op(entry["when"], entry["why"], entry.get("argument"), entry.get("values"))
         functions.update(dict.fromkeys(entry["names"], op))
         methods.update(dict.fromkeys(entry.get("methods", ()), op))
     return _OpTables(
@@ -122,20 +122,13 @@ class NondeterministicCudaOp(Rule):
             return
         if op is None or not op.selected(node, method) or self._adds_integers(node, op, method) or self._deterministic_branch():
             return
-        shown = f"x.{last}()" if method else f"{(found_name or last).rpartition('.')[2]}()"
+        name = f"x.{last}" if method else (found_name or last).rpartition(".")[2]
+        shown = f"`{elide(name)}()`"
         if op.when == "cuda":
-            self.report(
-                node,
-                f"`{shown}` ({op.shown}) is nondeterministic on CUDA ({op.why}) and this program runs on CUDA without "
-                "deterministic algorithms; call `torch.use_deterministic_algorithms(True)`",
-            )
+            self.report(node, f"{shown} is nondeterministic on CUDA ({op.why})")
         else:
-            part = "its backward pass is" if op.when == "backward" else "it is"
-            self.report(
-                node,
-                f"`{shown}` ({op.shown}): {part} nondeterministic on CUDA ({op.why}) {TRAINING_NOTE}, and this program "
-                "trains on CUDA without deterministic algorithms; call `torch.use_deterministic_algorithms(True)`",
-            )
+            part = "has a nondeterministic backward" if op.when == "backward" else "is nondeterministic"
+            self.report(node, f"{shown} {part} on CUDA {TRAINING_NOTE} ({op.why})")
 
 
     def _adds_integers(self, call: cst.Call, op: _Op, method: bool) -> bool:
@@ -193,10 +186,7 @@ def autotuning() -> _Autotuning:
     )
 
 
-_AUTOTUNE_WHY = (
-    "picks kernels by timing candidates on this machine, so the choice, and with it the rounding of "
-    "the results, can change between runs and machines"
-)
+_AUTOTUNE_WHY = "picks kernels by timing them, so results can change between runs and machines"
 
 
 @register
@@ -222,25 +212,25 @@ class AutotunedKernelSelection(Rule):
         data = autotuning()
         mode = keyword(node, "mode")
         if mode is not None and literal(mode.value) in data.modes:
-            self.report(node, f"`torch.compile(mode={literal(mode.value)!r})` {_AUTOTUNE_WHY}; use the default mode for reproducible runs")
+            self.report(node, f"`torch.compile(mode={elide(repr(literal(mode.value)))})` {_AUTOTUNE_WHY}")
             return
         options = keyword(node, "options")
         if options is not None and isinstance(options.value, cst.Dict):
             flag = self._enabled_flag(options.value)
             if flag is not None:
-                self.report(node, f"`torch.compile(options={{{flag!r}: True}})` {_AUTOTUNE_WHY}; leave it off for reproducible runs")
+                self.report(node, f"`torch.compile(options={{{flag!r}: True}})` {_AUTOTUNE_WHY}")
 
     def _patch(self, node: cst.Call) -> None:
         data = autotuning()
         for arg in node.args:
             if arg.keyword is not None and arg.keyword.value in data.flags and literal(arg.value) is True:
-                self.report(node, f"`config.patch({arg.keyword.value}=True)` {_AUTOTUNE_WHY}; leave it off for reproducible runs")
+                self.report(node, f"`config.patch({elide(arg.keyword.value)}=True)` {_AUTOTUNE_WHY}")
                 return
         first = argument(node, "config_patches", 0)
         if first is not None and isinstance(first.value, cst.Dict):
             flag = self._enabled_flag(first.value)
             if flag is not None:
-                self.report(node, f"`config.patch({{{flag!r}: True}})` {_AUTOTUNE_WHY}; leave it off for reproducible runs")
+                self.report(node, f"`config.patch({{{flag!r}: True}})` {_AUTOTUNE_WHY}")
 
     def _enabled_flag(self, options: cst.Dict) -> str | None:
         for element in options.elements:
@@ -257,7 +247,7 @@ class AutotunedKernelSelection(Rule):
             if not (isinstance(setting, cst.Attribute) and setting.attr.value in data.flags):
                 continue
             if literal(node.value) is True and self.context.matches(setting, {f"{data.config_module}.{setting.attr.value}"}):
-                self.report(node, f"`{setting.attr.value} = True` {_AUTOTUNE_WHY}; leave it off for reproducible runs")
+                self.report(node, f"`{elide(setting.attr.value)} = True` {_AUTOTUNE_WHY}")
 
     def visit_Decorator(self, node: cst.Decorator) -> None:
         decorator = node.decorator
@@ -270,4 +260,4 @@ class AutotunedKernelSelection(Rule):
             return  # one config: nothing to choose between
         if configs is not None and isinstance(configs.value, cst.Call):
             return  # chosen by a function, which may pin one (Megatron's `autotune_configs` does in deterministic mode)
-        self.report(node, f"`@triton.autotune` {_AUTOTUNE_WHY}; pin one `triton.Config` for reproducible runs")
+        self.report(node, f"`@triton.autotune` {_AUTOTUNE_WHY}")

@@ -11,6 +11,7 @@ from repro_lint.context import FileContext, NodeEdit, PendingFix
 from repro_lint.dataflow import Kind, Leak, OrderFlow, index_for
 from repro_lint.edits import import_statement_edit
 from repro_lint.knowledge import load
+from repro_lint.message_text import QUOTE_LIMIT, elide
 from repro_lint.names import dotted_name, terminal_name
 from repro_lint.rules.base import Applicability, FixAvailability, Rule, register
 from repro_lint.traversal import walk
@@ -18,7 +19,6 @@ from repro_lint.traversal import walk
 _SET_BUILDERS = frozenset({"builtins.set", "builtins.frozenset"})
 _HASH = frozenset({"builtins.hash"})
 _NUMBER_CALLS = frozenset({"builtins.range", "builtins.int", "builtins.float", "builtins.len", "builtins.ord", "builtins.round"})
-_SHORT_EXPRESSION = 40
 
 
 def describe_use(leak: Leak, code_for: Callable[[cst.CSTNode], str]) -> str:
@@ -27,10 +27,7 @@ def describe_use(leak: Leak, code_for: Callable[[cst.CSTNode], str]) -> str:
     if isinstance(use, cst.Subscript):
         return "it is indexed"
     if isinstance(use, cst.Call):
-        callee = code_for(use.func)
-        if len(callee) > _SHORT_EXPRESSION:
-            callee = callee[:_SHORT_EXPRESSION] + "..."
-        return f"it is passed to `{callee}`"
+        return f"it is passed to `{elide(code_for(use.func), 20)}`"
     if isinstance(use, cst.Return):
         return "it is returned"
     if isinstance(use, cst.Yield):
@@ -39,7 +36,7 @@ def describe_use(leak: Leak, code_for: Callable[[cst.CSTNode], str]) -> str:
         if any(isinstance(target.target, (cst.Tuple, cst.List)) for target in use.targets):
             return "it is unpacked by position"
         if not _contains(use.value, leak.iterable):
-            return "each element gets the next number in that order"
+            return "elements are numbered in that order"
         return "it is stored"
     if isinstance(use, cst.Break):
         return "a loop picks the first match"
@@ -211,12 +208,11 @@ class HashOrderDependence(Rule):
         self._reported.add(leak.iterable)
         iterable = leak.iterable
         text = self.context.code_for(iterable)
-        shown = f"`{text}`" if len(text) <= _SHORT_EXPRESSION and "\n" not in text else "this set"
+        shown = f"`{text}`" if len(text) <= QUOTE_LIMIT and "\n" not in text else "this set"
         how = describe_use(leak, self.context.code_for)
         self.report(
             iterable,
-            f"Iterating {shown} gives an order that changes between runs when its elements are strings "
-            f"(Python salts string hashes per process) and {how}; iterate `sorted(...)` of it instead",
+            f"{shown} iterates in a per-run order (string hashes are salted), and {how}",
             PendingFix(Applicability.SAFE, "Wrap the set in `sorted(...)`", (self._sorted_edit(iterable, text),)),
         )
 
@@ -260,9 +256,7 @@ class HashOrderDependence(Rule):
         edits = (NodeEdit(node, replacement),) + ((import_edit,) if import_edit is not None else ())
         self.report(
             node,
-            f"`hash()` of a string or bytes value {decision}, but string hashes are salted per process "
-            "(PYTHONHASHSEED), so the result changes between runs; use a stable hash such as "
-            "`zlib.crc32(value.encode())`",
+            f"`hash()` of text {decision}, but str and bytes hashes are salted per process (PYTHONHASHSEED)",
             PendingFix(Applicability.UNSAFE, f"Use `{replacement}`", edits),
         )
 
@@ -351,10 +345,9 @@ class UnsortedFileListing(Rule):
             return
         how = describe_use(leak, self.context.code_for)
         fix = self._fix(node, entry)
-        advice = "sort the folders in place (`dirs.sort()`) and the file names" if entry["walk"] else "sort it with `sorted(...)` first"
         self.report(
             node,
-            f"`{label}` lists files in file-system order, which differs between machines, and {how}; {advice}",
+            f"`{elide(label)}` lists files in file-system order, which varies by machine, and {how}",
             fix,
         )
 

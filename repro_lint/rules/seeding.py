@@ -13,6 +13,7 @@ from repro_lint.edits import argument, has_star_args, literal
 from repro_lint.events import NUMPY, RANDOM, TORCH, short, tables
 from repro_lint.facts import ModuleFacts
 from repro_lint.knowledge import load
+from repro_lint.message_text import elide
 from repro_lint.names import dotted_name
 from repro_lint.program import Located, Program, ProjectModel
 from repro_lint.program_fixes import insert_in_worker, insert_on_main_path, program_finding
@@ -21,6 +22,8 @@ from repro_lint.source import Position
 from repro_lint.traversal import walk
 
 _RNG_NAMES = {TORCH: "torch", NUMPY: "numpy's global RNG", RANDOM: "Python's global `random`"}
+# How messages name them, shorter.
+_RNG_SHORT = {NUMPY: "numpy", RANDOM: "`random`"}
 
 
 def _torch_seed(names: dict[str, str], seed: str) -> list[str]:
@@ -73,19 +76,13 @@ class MissingTorchSeed(ProgramRule):
             if not uses or _seeded(events, TORCH):
                 continue
             worker = program.worker
+            here = program.entry.path
             if worker is None:
                 fix = insert_on_main_path(program.entry, ["torch"], _torch_seed, "Seed torch at the start of the program")
-                message = (
-                    f"{program.entry.path} is never seeded for torch; first use of torch randomness: {uses[0].where}; "
-                    "call `torch.manual_seed(seed)` at the start of the program"
-                )
+                message = f"this program never seeds torch; first draw: {uses[0].seen_from(here)}"
             else:
                 fix = insert_in_worker(program.entry, worker, ["torch"], _torch_seed, f"Seed torch at the start of `{worker.name}`")
-                message = (
-                    f"{program.entry.path} starts `{worker.name}` at {worker.where}: it {worker.process}, and it is "
-                    "never seeded for torch there; first use of torch randomness: "
-                    f"{uses[0].where}; call `torch.manual_seed(seed)` at the start of `{worker.name}`"
-                )
+                message = f"{worker.started(here)} never seeds torch; first draw: {uses[0].seen_from(here)}"
             yield program_finding(self, program.entry, message, fix)
 
 
@@ -107,19 +104,15 @@ class MissingLibrarySeed(ProgramRule):
                 if not uses or _seeded(events, rng):
                     continue
                 module, template = self._CALLS[rng]
-                call = template.format("np" if rng == NUMPY else "random", "seed")
                 statements = partial(_library_seed, module, template)
                 worker = program.worker
+                here = program.entry.path
                 if worker is None:
                     fix = insert_on_main_path(program.entry, [module], statements, f"Seed {_RNG_NAMES[rng]} at the start of the program")
-                    message = f"{program.entry.path} never seeds {_RNG_NAMES[rng]}; first use: {uses[0].where}; call `{call}` next to the torch seed"
+                    message = f"this program never seeds {_RNG_SHORT[rng]}; first draw: {uses[0].seen_from(here)}"
                 else:
                     fix = insert_in_worker(program.entry, worker, [module], statements, f"Seed {_RNG_NAMES[rng]} at the start of `{worker.name}`")
-                    message = (
-                        f"{program.entry.path} starts `{worker.name}` at {worker.where}: it {worker.process}, and it "
-                        f"never seeds {_RNG_NAMES[rng]} there; first use: {uses[0].where}; "
-                        f"call `{call}` at the start of `{worker.name}`"
-                    )
+                    message = f"{worker.started(here)} never seeds {_RNG_SHORT[rng]}; first draw: {uses[0].seen_from(here)}"
                 yield program_finding(self, program.entry, message, fix)
 
 
@@ -150,8 +143,8 @@ class OptionalSeedDefaultNone(ProgramRule):
                     yield Finding(
                         self.code,
                         self.name,
-                        f"the seed option `{option.name}` defaults to None and every seeding call is skipped then "
-                        f"({seeds[0].where}): a run with default options is not reproducible; give it a default such as 0",
+                        f"the seed option `{elide(option.name)}` defaults to None, which skips every seeding call "
+                        f"({seeds[0].seen_from(module.path)})",
                         module.path,
                         option.start,
                         option.end,
@@ -225,7 +218,7 @@ class NondeterministicSeedValue(Rule):
             if seeder in _NONE_IS_RANDOM or (seeder in data.frameworks and value is not None):
                 self.report(
                     node,
-                    f"`{shown}` without a seed (or with None) picks a random seed, so every run differs; pass a fixed seed",
+                    f"`{shown}` without a seed (or with None) picks a random seed, so every run differs",
                 )
             return
         source = self._source(value)
@@ -236,8 +229,7 @@ class NondeterministicSeedValue(Rule):
             self._reported.add(id(origin))
             self.report(
                 node,
-                f"the seed passed to `{shown}` comes from {kind} (`{call}`), so every run gets a different seed; use a "
-                "fixed seed from an argument or config",
+                f"`{shown}` gets its seed from {kind} (`{elide(call)}`)",
             )
 
     @staticmethod
@@ -355,12 +347,12 @@ class SeedAfterRandomness(ProgramRule):
                     continue
                 seed = seeds[0]
                 earlier = [
-                    (event.line, f"{facts.path}:{event.line} ({event.what})")
+                    (event.line, f"line {event.line} ({elide(event.what)})")
                     for event in events
                     if event.kind in ("consume", "init") and event.rng == TORCH and event.line < seed.line
                 ]
                 earlier += [
-                    (call.line, f"{facts.path}:{call.line} (calls {callee.rpartition('.')[2]}, which draws from it)")
+                    (call.line, f"line {call.line} (`{elide(callee.rpartition('.')[2])}` draws)")
                     for call in calls
                     if call.line < seed.line
                     for callee in project.callees_run_now(call, facts.module)
@@ -372,8 +364,7 @@ class SeedAfterRandomness(ProgramRule):
                     yield Finding(
                         self.code,
                         self.name,
-                        f"`{seed.what}` runs after code that already drew from torch's RNG ({first}), so what "
-                        f"was drawn before it is not seeded; move the seeding before line {first_line}",
+                        f"`{elide(seed.what)}` runs after code that already drew from torch's RNG ({first})",
                         facts.path,
                         at,
                         at,

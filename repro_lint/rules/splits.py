@@ -43,8 +43,7 @@ class RandomSplitMissingGenerator(Rule):
         edits.extend(edit for edit in (import_edit, constant) if edit is not None)
         self.report(
             node,
-            "`random_split` without `generator`: the split draws from torch's global RNG and changes whenever "
-            "earlier code draws a different amount; pass `generator=torch.Generator().manual_seed(seed)`",
+            "`random_split` without `generator` draws from torch's global RNG: earlier draws change the split",
             PendingFix(Applicability.SAFE, f"Add `generator={generator}`", tuple(edits)),
         )
 
@@ -106,8 +105,8 @@ class SklearnMissingRandomState(Rule):
         edits, problem, seed = missing
         self.report(
             node,
-            f"`{short}` {problem}: it draws from numpy's global RNG, so the {'sample' if short == 'DataFrame.sample' else 'split'} changes whenever other code "
-            f"draws from it first; pass `random_state={seed}`",
+            f"`{short}` {problem} draws from numpy's global RNG: earlier draws change the "
+            f"{'sample' if short == 'DataFrame.sample' else 'split'}",
             PendingFix(Applicability.SAFE, f"Pass `random_state={seed}`", edits),
         )
 

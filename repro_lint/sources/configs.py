@@ -17,6 +17,7 @@ import yaml
 
 from repro_lint.file_analysis import FileAnalysis, syntax_error
 from repro_lint.knowledge import load
+from repro_lint.message_text import elide
 from repro_lint.source import LineIndex
 from repro_lint.sources.reports import Report, analysis, empty, skipped
 from repro_lint.sources.launches import allows_nvls
@@ -218,22 +219,18 @@ def _check(nodes: list[yaml.Node], text: str) -> Iterator[Report]:
         name, setting = key.value, _scalar(value)
         where = (key.start_mark.index, len(name))
         if name in keys.flags and _is_true(value):
-            yield Report("REP305", *where, f"`{name}: {setting}` switches flash attention on; its backward pass is "
-                         "nondeterministic (set it to false for reproducible runs)")
+            yield Report("REP305", *where, f"`{name}: {elide(setting)}` turns flash attention on; its backward pass is nondeterministic")
         elif setting is not None and (
             (name in keys.implementation_keys and setting in keys.implementations)
             or (name in keys.backend_keys and setting in keys.backends and not deterministic)
         ):
-            yield Report("REP305", *where, f"`{name}: {setting}` chooses flash attention, whose backward pass is "
-                         "nondeterministic; choose `sdpa` / `eager` (or Megatron's `deterministic_mode: true`)")
+            yield Report("REP305", *where, f"`{name}: {elide(setting)}` chooses flash attention, whose backward pass is nondeterministic")
         elif name == keys.algo_variable and setting is not None and not _templated(setting) and setting not in keys.algo_deterministic:
             replacement = f"{value.style}0{value.style}" if value.style in ("'", '"') else "0"
-            yield Report("REP308", *where, f"`{name}: {setting}` lets Transformer Engine pick nondeterministic "
-                         "attention kernels; set it to 0",
+            yield Report("REP308", *where, f"`{name}: {elide(setting)}` lets Transformer Engine pick nondeterministic attention kernels",
                          (value.start_mark.index, value.end_mark.index, replacement, f"Set `{name}` to 0"))
         elif name == keys.nccl_variable and setting is not None and deterministic and not _templated(setting) and allows_nvls(setting, keys.nvls):
-            yield Report("REP308", *where, f"`{name}: {setting}` lets NCCL use NVLS, whose reductions are not bitwise "
-                         "reproducible, in a config that asks for deterministic mode; use `Ring` or `^NVLS`")
+            yield Report("REP308", *where, f"`{name}: {elide(setting)}` lets NCCL use NVLS, whose reductions are not bitwise reproducible")
     yield from _environment_strings(nodes, text)
 
 
@@ -256,8 +253,8 @@ def _environment_strings(nodes: list[yaml.Node], text: str) -> Iterator[Report]:
             start = item.start_mark.index + at
             value_start = start + len(prefix)
             value_end = value_start + len(value)
-            yield Report("REP308", start, len(keys.algo_variable), f"`{setting}` lets Transformer Engine pick "
-                         "nondeterministic attention kernels; set it to 0",
+            yield Report("REP308", start, len(keys.algo_variable), f"`{elide(setting, 48)}` lets Transformer Engine pick "
+                         "nondeterministic attention kernels",
                          (value_start, value_end, "0", f"Set `{keys.algo_variable}=0`"))
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from repro_lint.knowledge import load
+from repro_lint.message_text import elide
 from repro_lint.sources.reports import Report
 from repro_lint.sources.shell import Assignment, Script, Word
 
@@ -170,17 +171,14 @@ def check_launch(launch: Launch) -> Iterator[Report]:
             "REP305",
             flag.origin,
             len(flag.text),
-            f"`{shown}` switches flash attention on for `{launch.script_name}`, whose backward pass is then "
-            "nondeterministic; pass `--deterministic-mode` (Megatron makes flash attention deterministic in it) "
-            "or choose a deterministic attention backend",
+            f"`{elide(shown)}` turns flash attention on for `{elide(launch.script_name)}`; its backward pass is nondeterministic",
         )
     if _megatron_trainer(launch):
         yield Report(
             "REP308",
             launch.launcher.at,
             len(launch.launcher.text),
-            f"`{launch.script_name}` (a Megatron trainer) runs without `--deterministic-mode`: Transformer Engine "
-            "attention, NCCL reductions and other kernels may then differ between runs; pass `--deterministic-mode`",
+            f"`{elide(launch.script_name)}` (a Megatron trainer) runs without `--deterministic-mode`: kernels may differ between runs",
         )
 
 
@@ -198,7 +196,7 @@ def check_environment(assignment: Assignment, claims_determinism: bool) -> Itera
             "REP308",
             assignment.start,
             len(assignment.name),
-            f"`{assignment.name}={text}` lets Transformer Engine pick nondeterministic attention kernels; set it to 0",
+            f"`{assignment.name}={elide(text)}` lets Transformer Engine pick nondeterministic attention kernels",
             (assignment.value_start, assignment.value_end, "0", f"Set `{assignment.name}=0`"),
         )
     nccl = environment["nccl_algo"]
@@ -207,8 +205,7 @@ def check_environment(assignment: Assignment, claims_determinism: bool) -> Itera
             "REP308",
             assignment.start,
             len(assignment.name),
-            f"`{assignment.name}={text}` lets NCCL use NVLS, whose reductions are not bitwise reproducible, in a "
-            "script that asks for `--deterministic-mode`; use `NCCL_ALGO=Ring` or `^NVLS`",
+            f"`{assignment.name}={elide(text)}` lets NCCL use NVLS, whose reductions are not bitwise reproducible",
         )
 
 

@@ -48,6 +48,10 @@ _MAGIC_LINE = re.compile(
 _JSON_SPACE = re.compile(r"[ \t\n\r]*")
 
 
+# A line of the same file, as messages name it (message_text.place; CPython's "on line 3").
+_SAME_FILE_LINE = re.compile(r"\bline (\d+)\b")
+
+
 class NotebookError(Exception):
     """The file is not a notebook repro-lint can read; `line` and `column` (0-based) locate the cause
     in the file's text."""
@@ -101,13 +105,14 @@ class Notebook:
     def locate(self, finding: Finding, relative_path: str) -> Finding:
         """The finding with cell-relative positions (its fix's edits too) and its cell number. Places
         in this notebook that the message names (`nb.ipynb:11`, from the project model) become
-        `nb.ipynb:cell 3:5`."""
+        `nb.ipynb:cell 3:5`, and its lines (`line 11`) `cell 3, line 5`."""
         cell, start = self._locate(finding.start)
         end_cell, end = self._locate(finding.end)
         if end_cell != cell:
             end = start
         here = re.compile(rf"(?<![\w/.-]){re.escape(relative_path)}:(\d+)\b")
         message = here.sub(lambda match: self._place(relative_path, int(match.group(1))), finding.message)
+        message = _SAME_FILE_LINE.sub(lambda match: self._line(int(match.group(1))), message)
         if finding.code == "REP001":
             message = message.replace("cannot parse:", f"cannot parse cell {cell}:", 1)
         fix = finding.fix
@@ -118,6 +123,10 @@ class Notebook:
     def _place(self, relative_path: str, line: int) -> str:
         cell, position = self._locate(Position(line, 0))
         return f"{relative_path}:cell {cell}:{position.line}"
+
+    def _line(self, line: int) -> str:
+        cell, position = self._locate(Position(line, 0))
+        return f"cell {cell}, line {position.line}"
 
     def _edit(self, edit: Edit) -> Edit:
         return Edit(self._locate(edit.start)[1], self._locate(edit.end)[1], edit.content)
@@ -204,9 +213,11 @@ def read(raw: str) -> Notebook:
     try:
         document = json.loads(raw)
     except json.JSONDecodeError as error:
-        raise NotebookError(f"not valid JSON: {error.msg}", error.lineno, error.colno - 1) from None
+        # The decoder's own words stop before the place ("Unterminated string starting at"): add it.
+        place = f"{error.msg[0].lower()}{error.msg[1:]} at line {error.lineno}, column {error.colno}"
+        raise NotebookError(f"cannot read the notebook: invalid JSON ({place})", error.lineno, error.colno - 1) from None
     except RecursionError:  # the decoder recurses once per level of nesting
-        raise NotebookError("not read: its JSON is nested too deeply") from None
+        raise NotebookError("cannot read the notebook: its JSON is nested too deeply") from None
     if not isinstance(document, dict) or not isinstance(document.get("cells"), list):
         raise NotebookError("not a Jupyter notebook: no `cells` list (nbformat 4 is read)")
     if not _python_kernel(document.get("metadata")):
