@@ -8,7 +8,6 @@ generators) and which RNGs they draw from; load paths are the functions that res
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
@@ -230,12 +229,9 @@ class ProjectCheckpoints:
         return (located for located in self.located if located.module.module == module)
 
 
-_CACHE: weakref.WeakKeyDictionary[ProjectModel, ProjectCheckpoints] = weakref.WeakKeyDictionary()
-
-
 def project_checkpoints(project: ProjectModel) -> ProjectCheckpoints:
     """The checkpoints of `project`, shared by the seven checkpoint rules."""
-    found = _CACHE.get(project)
+    found = project.views.get("checkpoints")
     if found is None:
-        found = _CACHE[project] = ProjectCheckpoints(project)
-    return found
+        found = project.views["checkpoints"] = ProjectCheckpoints(project)
+    return found  # type: ignore[return-value]

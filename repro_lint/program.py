@@ -116,6 +116,10 @@ class ProjectModel:
         self._methods: dict[str, list[str]] = {}
         self._kinds: dict[str, frozenset[str]] = {}
         self._methods_within_cache: dict[tuple[str, frozenset[str]], tuple[str, ...]] = {}
+        # Views the rules build over the model (the checkpoints), kept with it and freed with it: a
+        # module-level table keyed by the model, weakly or not, kept every model of a --fix run alive
+        # (each view refers to its model), 100 MB a fix round on Megatron-LM.
+        self.views: dict[str, object] = {}
         for qualname in sorted(self.functions):
             self._methods.setdefault(qualname.rpartition(".")[2], []).append(qualname)
 
