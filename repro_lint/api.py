@@ -169,7 +169,8 @@ class Engine:
         self.progress = progress
         self.enabled = settings.enabled_codes
         self.problems: list[Problem] = []  # of the project pass and of fixing; files' own are in their analyses
-        self.fixes_applied: dict[int, int] = {}  # by the last `fix`: each module's (by id) fixes kept
+        # By the last `fix`: each fixed module's (by id) text before its fixes, and the fixes kept.
+        self.fixes_applied: dict[int, tuple[str, int]] = {}
 
     @staticmethod
     def _analyze(module: _Module) -> FileAnalysis:
@@ -448,7 +449,7 @@ class Engine:
                     module.text, module.analysis = text, None
                     fixed += count
                     progress = True
-            self.fixes_applied = {module: count for module, (_, count) in before.items()}
+            self.fixes_applied = dict(before)
             if not progress:
                 return findings, fixed
         return self.findings(projects), fixed
@@ -657,23 +658,21 @@ def lint_paths(
     if not (fix or diff):
         findings = engine.findings(projects)
         return LintResult(_in_cells(findings, projects), problems=_problems(engine, projects))
-    originals = {id(module): module.text for project in projects for module in project.modules}
     findings, fixed = engine.fix(projects, unsafe_fixes)
     result = LintResult([], fixed)
     unwritten: list[Problem] = []
-    for module in _changed(projects, originals):
+    for module, before in _changed(projects, engine.fixes_applied):
         if diff:
-            before = originals[id(module)]
             result.diffs.append(module.notebook.diff(module.display, module.text) if module.notebook else unified_diff(module.display, before, module.text))
         elif module.path is not None:
             text = module.notebook.updated(module.text) if module.notebook else module.text
             try:
-                write_atomically(module.path, text, module.encoding, module.notebook.raw if module.notebook else originals[id(module)])
+                write_atomically(module.path, text, module.encoding, module.notebook.raw if module.notebook else before)
             except NotWritten as error:
                 unwritten.append(Problem(module.display, "skipped", f"not fixed: {error.reason}"))
                 # Its findings are those of the text on disk, which keeps every one the fixes removed.
-                result.fixed -= engine.fixes_applied[id(module)]
-                module.text, module.analysis = originals[id(module)], None
+                result.fixed -= engine.fixes_applied[id(module)][1]
+                module.text, module.analysis = before, None
     if unwritten:
         findings = engine.findings(projects)
     result.findings = _in_cells(findings, projects)
@@ -742,8 +741,15 @@ def _in_cells(findings: list[Finding], projects: Iterable[_Project]) -> list[Fin
     ]
 
 
-def _changed(projects: Iterable[_Project], originals: dict[int, str]) -> list[_Module]:
-    return [module for project in projects for module in project.modules if module.report and module.text != originals[id(module)]]
+def _changed(projects: Iterable[_Project], fixed: Mapping[int, tuple[str, int]]) -> list[tuple[_Module, str]]:
+    """The modules reported whose fixes changed them, each with its text before: only those texts are
+    kept through the fix rounds, not every module's."""
+    return [
+        (module, fixed[id(module)][0])
+        for project in projects
+        for module in project.modules
+        if module.report and id(module) in fixed and module.text != fixed[id(module)][0]
+    ]
 
 
 def _single(text: str, path: str) -> list[_Project]:
