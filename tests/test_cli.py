@@ -54,7 +54,7 @@ def test_json_schema(repo):
     assert first["name"] == "cudnn-benchmark-enabled" and first["cell"] is None and first["url"].endswith("/rules/REP301.md")
     assert first["fix"] == {
         "applicability": "unsafe",
-        "message": "Set `cudnn.benchmark = False`",
+        "message": "Change `cudnn.benchmark` from `True` to `False`",
         "edits": [{"content": "False", "line": 5, "column": 19, "end_line": 5, "end_column": 23}],
     }
     assert findings[1]["fix"]["applicability"] == "safe"
