@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -183,15 +184,25 @@ def clean(paths: tuple[Path, ...]) -> None:
         click.echo("no cache to remove")
 
 
+def _fix_safety(code: str) -> str:
+    """"safe", "unsafe" or "safe or unsafe" (a rule with both kinds of fix), as the rule's page heads
+    it (`Fix: always (unsafe)`); "" for a rule without a fix."""
+    page = page_text(code) or ""
+    heading = re.search(r"^Default: .* · Fix: \w+ \((.*)\)$", page, re.MULTILINE)
+    said = set(re.findall(r"\b(safe|unsafe)\b", heading.group(1))) if heading else set()
+    return " or ".join(sorted(said))
+
+
 @main.command()
 def rules() -> None:
-    """List every rule: code, name, default, fix."""
+    """List every rule: code, name, default, fix, and whether `--fix` applies it (safe) or only
+    `--fix --unsafe-fixes` does (unsafe)."""
     rows = [
-        (code, rule.name, "on" if rule.default_enabled else "off", rule.fix_availability.value)
+        (code, rule.name, "on" if rule.default_enabled else "off", rule.fix_availability.value, _fix_safety(code))
         for code, rule in sorted(CATALOG.items())
     ]
-    header = ("code", "name", "default", "fix")
-    widths = [max(len(row[column]) for row in [header, *rows]) for column in range(4)]
+    header = ("code", "name", "default", "fix", "fix safety")
+    widths = [max(len(row[column]) for row in [header, *rows]) for column in range(len(header))]
     for row in [header, *rows]:
         click.echo("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
 

@@ -144,7 +144,12 @@ def test_rules_and_explain():
     runner = CliRunner()
     listing = runner.invoke(main, ["rules"])
     assert listing.exit_code == 0
-    assert any(line.split()[:4] == ["REP301", "cudnn-benchmark-enabled", "on", "always"] for line in listing.output.splitlines())
+    rows = {line.split()[0]: line.split(maxsplit=4)[1:] for line in listing.output.splitlines()[1:]}
+    assert rows["REP301"] == ["cudnn-benchmark-enabled", "on", "always", "unsafe"]
+    assert rows["REP203"] == ["random-split-missing-generator", "on", "always", "safe"]
+    assert rows["REP106"] == ["hash-order-dependence", "on", "always", "safe or unsafe"]
+    # Every rule with a fix says how safe it is; a rule without one says nothing more.
+    assert all(len(row) == (3 if row[2] == "none" else 4) for row in rows.values())
     page = runner.invoke(main, ["explain", "rep301"])
     assert page.exit_code == 0 and page.output.startswith("# REP301 cudnn-benchmark-enabled")
     unknown = runner.invoke(main, ["explain", "REP999"])
