@@ -86,6 +86,13 @@ def test_exit_zero_statistics_and_quiet(repo):
     assert run("check", "--exit-zero", ".", cwd=repo).returncode == 0
     stats = run("check", "--statistics", ".", cwd=repo)
     assert stats.stdout.splitlines() == ["1\tREP203\trandom-split-missing-generator", "1\tREP301\tcudnn-benchmark-enabled"]
+    as_json = run("check", "--statistics", "--output-format", "json", ".", cwd=repo)
+    assert json.loads(as_json.stdout) == [
+        {"code": "REP203", "name": "random-split-missing-generator", "count": 1, "fixable": True},
+        {"code": "REP301", "name": "cudnn-benchmark-enabled", "count": 1, "fixable": False},
+    ]
+    with_unsafe = json.loads(run("check", "--statistics", "--output-format", "json", "--unsafe-fixes", ".", cwd=repo).stdout)
+    assert [row["fixable"] for row in with_unsafe] == [True, True]
     quiet = run("check", "--quiet", ".", cwd=repo)
     assert not any(line.startswith("Found") for line in quiet.stdout.splitlines())
 

@@ -28,7 +28,10 @@ def render_report(
     problems: Sequence[Problem] = (),
 ) -> str:
     """The whole report as text, each line ending in a newline (empty when there is nothing to say).
-    Machine formats are the findings only: `--statistics` and the summary are for people."""
+    Machine formats are the findings only, the summary is for people; `--statistics` has a JSON
+    shape too (Ruff's)."""
+    if statistics and output_format == "json":
+        return json_output.statistics(findings, unsafe_fixes) + "\n"
     if output_format in _WITH_PROBLEMS:  # the formats with a place for what kept the run from its whole job
         rendered = _WITH_PROBLEMS[output_format](findings, problems)
         return rendered + "\n" if rendered else ""
