@@ -109,6 +109,15 @@ def test_missing_path_exits_2(tmp_path):
     assert "Traceback" not in result.stderr
 
 
+def test_missing_path_among_others_is_reported_and_the_others_linted(repo):
+    result = run("check", "nowhere.py", "train.py", "gone/", cwd=repo)
+    assert result.returncode == 2
+    assert [line.split()[1] for line in result.stdout.splitlines() if line.startswith("train.py")] == ["REP301", "REP203"]
+    assert "repro-lint: error: nowhere.py: no such file or folder" in result.stderr
+    assert "repro-lint: error: gone: no such file or folder" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
 def test_unknown_code_exits_2(repo):
     result = run("check", "--select", "REP999", ".", cwd=repo)
     assert result.returncode == 2 and "REP999" in result.stderr and "Traceback" not in result.stderr
