@@ -16,6 +16,7 @@ from .checks import SEVERITY_RANK
 SCHEMA = "repro-lint.probe/1"
 # The text report fits a terminal or a CI log of this many columns.
 WIDTH = 100
+_MIN_CUT = 8  # a cell cut shorter than this ("ab...") says nothing
 
 # Research notes section 9.5: warnings alone never fail a run.  Exit code 2 (usage or internal
 # error, or the wrapped script failed) is decided outside this table.
@@ -234,12 +235,13 @@ def wrap(text: str, indent: str = "    ", first: str = "") -> list[str]:
 
 
 def format_table(headers: list[str], rows: list[list[str]], notes: list[str] | None = None) -> str:
-    """Left-aligned columns within WIDTH: the widest cells are cut (with "...") until a line fits.
-    ``notes``, one per row, are free text wrapped on the lines below their row."""
+    """Left-aligned columns within WIDTH: the widest cells after the first (which names the row) are
+    cut (with "...") until a line fits. ``notes``, one per row, are free text wrapped on the lines
+    below their row."""
     widths = [max(len(r[i]) for r in [headers, *rows]) for i in range(len(headers))]
     while sum(widths) + 2 * (len(widths) - 1) > WIDTH:
-        widest = max(range(len(widths)), key=lambda i: widths[i])
-        widths[widest] -= 1
+        cuttable = [i for i in range(1, len(widths)) if widths[i] > _MIN_CUT] or [0]
+        widths[max(cuttable, key=lambda i: widths[i])] -= 1
     lines = []
     for index, r in enumerate([headers, *rows]):
         cells = [c if len(c) <= w else c[: w - 3] + "..." for c, w in zip(r, widths)]

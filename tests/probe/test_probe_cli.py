@@ -10,7 +10,7 @@ from probe_helpers import JUDGED_ENV, needs_torch, validate
 from probe_helpers import cli_fixture, torch_fixture  # noqa: F401 (fixtures)
 
 from repro_lint.probe import check
-from repro_lint.probe.report import write_json_atomic
+from repro_lint.probe.report import format_table, write_json_atomic
 
 pytestmark = needs_torch
 
@@ -114,6 +114,16 @@ def test_env_human_output_is_a_table(cli):
     header = next(line for line in result.stdout.splitlines() if line.startswith("ENVIRONMENT VARIABLE"))
     assert header.split() == ["ENVIRONMENT", "VARIABLE", "VALUE", "EXPECTED", "STATUS"]
     assert "PYTHONHASHSEED" in result.stdout and "status:" in result.stdout
+
+
+def test_table_cells_are_cut_to_fit_but_never_the_setting_name():
+    # The longest setting names, as a CUDA machine shows them, with the longest values.
+    key = "cuda.matmul.allow_fp16_reduced_precision_reduction_split_k"
+    row = [key, "FLASH_ATTENTION, EFFICIENT_ATTENTION, MATH", "False unless strict deterministic mode", "FAIL"]
+    lines = format_table(["SETTING", "VALUE", "EXPECTED", "STATUS"], [row], ["why " * 40]).splitlines()
+    assert max(len(line) for line in lines) <= 100
+    assert lines[1].split()[0] == key and lines[1].endswith("FAIL") and "..." in lines[1]
+    assert " ".join(lines[2:]).split() == ["why"] * 40
 
 
 def cpu_only(torch):
