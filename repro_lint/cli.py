@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -11,7 +12,7 @@ import click
 from repro_lint.api import lint_paths
 from repro_lint.cache import cache_folders, remove_caches
 from repro_lint.config import ConfigError, load_settings
-from repro_lint.discovery import MissingPath
+from repro_lint.discovery import MissingPath, unlintable
 from repro_lint.output import text
 from repro_lint.output.context import repository_root
 from repro_lint.output.report import FORMATS, errors, render_report, write_report
@@ -116,9 +117,17 @@ def check(
     show_traceback: bool,
 ) -> None:
     """Lint PATHS (default: the current folder)."""
-    targets = list(paths) or [Path(".")]
     if add_noqa and (fix or diff):
         _fail("--add-noqa cannot be combined with --fix or --diff")
+    # As Ruff does, a path that cannot be linted is an error that does not keep the others from
+    # being linted; the run then exits 2.
+    reasons = {path: unlintable(path) for path in list(paths) or [Path(".")]}
+    unusable = [reason for reason in reasons.values() if reason is not None]
+    for reason in unusable:
+        click.echo(f"repro-lint: error: {reason}", err=True)
+    targets = [path for path, reason in reasons.items() if reason is None]
+    if not targets:
+        sys.exit(EXIT_ERROR)
     try:
         settings = load_settings(config_file, targets[0]).with_overrides(
             _codes(select) if select else None, _codes(extend_select), _codes(ignore)
@@ -133,7 +142,7 @@ def check(
     if add_noqa and not quiet:
         # On standard error, as Ruff says it: standard output keeps the report's format.
         click.echo(f"Added {result.noqa_added} noqa directive{'' if result.noqa_added == 1 else 's'}.", err=True)
-    failed = _say_problems(result.problems, show_traceback)
+    failed = _say_problems(result.problems, show_traceback) or bool(unusable)
     if diff:
         _emit("".join(result.diffs), output_file, None)
         sys.exit(EXIT_ERROR if failed else EXIT_FINDINGS if result.diffs and not exit_zero else EXIT_OK)
@@ -192,15 +201,25 @@ def clean(paths: tuple[Path, ...]) -> None:
         click.echo("no cache to remove")
 
 
+def _fix_safety(code: str) -> str:
+    """"safe", "unsafe" or "safe or unsafe" (a rule with both kinds of fix), as the rule's page heads
+    it (`Fix: always (unsafe)`); "" for a rule without a fix."""
+    page = page_text(code) or ""
+    heading = re.search(r"^Default: .* · Fix: \w+ \((.*)\)$", page, re.MULTILINE)
+    said = set(re.findall(r"\b(safe|unsafe)\b", heading.group(1))) if heading else set()
+    return " or ".join(sorted(said))
+
+
 @main.command()
 def rules() -> None:
-    """List every rule: code, name, default, fix."""
+    """List every rule: code, name, default, fix, and whether `--fix` applies it (safe) or only
+    `--fix --unsafe-fixes` does (unsafe)."""
     rows = [
-        (code, rule.name, "on" if rule.default_enabled else "off", rule.fix_availability.value)
+        (code, rule.name, "on" if rule.default_enabled else "off", rule.fix_availability.value, _fix_safety(code))
         for code, rule in sorted(CATALOG.items())
     ]
-    header = ("code", "name", "default", "fix")
-    widths = [max(len(row[column]) for row in [header, *rows]) for column in range(4)]
+    header = ("code", "name", "default", "fix", "fix safety")
+    widths = [max(len(row[column]) for row in [header, *rows]) for column in range(len(header))]
     for row in [header, *rows]:
         click.echo("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
 

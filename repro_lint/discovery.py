@@ -221,14 +221,23 @@ def discover(paths: Sequence[Path], settings: Settings) -> list[SourcePath]:
 
 
 def _check_given(given: Path) -> None:
+    reason = unlintable(given)
+    if reason is not None:
+        raise MissingPath(reason)
+
+
+def unlintable(given: Path) -> str | None:
+    """Why a path given on the command line cannot be linted ("PATH: no such file or folder"); None
+    when it can."""
     try:
         given.stat()
     except OSError as error:
         if error.errno == errno.ELOOP:
-            raise MissingPath(f"{given}: symlink loop") from None
+            return f"{given}: symlink loop"
         if error.errno in (errno.ENOENT, errno.ENOTDIR):
-            raise MissingPath(f"{given}: no such file or folder") from None
-        raise MissingPath(f"{given}: {(error.strerror or str(error)).lower()}") from None
+            return f"{given}: no such file or folder"
+        return f"{given}: {(error.strerror or str(error)).lower()}"
+    return None
 
 
 @lru_cache(maxsize=4096)

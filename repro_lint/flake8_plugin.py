@@ -1,11 +1,13 @@
-"""The flake8 extension (`REP`): a thin adapter over the engine in api.py, so `flake8 --select REP`
-reports the same rules, codes, messages and positions as `repro-lint check`.
+"""The flake8 extension (`REP`): a thin adapter over the engine in api.py, so `flake8 --select REP PATHS`
+reports the same rules, codes, messages and positions as `repro-lint check PATHS`.
 
 flake8 hands a plugin one file at a time, but program-level rules (REP101, REP302, ...) need the whole
-project. The first file of a project lints the whole project once, the way `repro-lint check ROOT`
-would, and later files of that project read their findings from that run: linting each file separately
-would parse every project module once per file (measured: one file of a 120-module project costs as
-much as the whole project). With `--jobs`, each flake8 worker process lints the project once.
+project. So the plugin runs `repro-lint check PATHS` on the paths flake8 was given, once, and each file
+reads its findings from that run: the same projects (a folder without a project marker is one project,
+as `check` makes it), and repro-lint's cache, so a run after `repro-lint check` (or after an earlier
+flake8 run) analyses only what changed. That run happens in `parse_options`, which flake8 calls in its
+main process before it starts its workers: forked workers inherit the findings, and workers started
+afresh (spawn) call it again and find the cache filled.
 
 Which rules run:
 - the project's `[tool.repro-lint]` configuration decides, as for the CLI;
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import multiprocessing
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from importlib import metadata
@@ -30,11 +33,12 @@ from typing import Any
 
 from repro_lint.api import LintResult, lint_paths, lint_text
 from repro_lint.config import ConfigError, Settings, load_settings
-from repro_lint.discovery import discover, project_root
+from repro_lint.discovery import discover
 from repro_lint.rules.catalog import CATALOG
 from repro_lint.rules.base import Finding
 from repro_lint.rules.syntax import SyntaxErrorRule
 from repro_lint.source import Position
+from repro_lint.workers import default_jobs
 
 PREFIX = "REP"
 _START = Position(1, 0)
@@ -66,14 +70,14 @@ def _absolute(display: str) -> Path:
 
 
 @lru_cache(maxsize=8)
-def _project_findings(
-    root: Path, settings: Settings, config_dir: Path | None, honour_noqa: bool
+def _run_findings(
+    given: tuple[Path, ...], settings: Settings, config_dir: Path | None, honour_noqa: bool, jobs: int
 ) -> tuple[frozenset[Path], dict[Path, tuple[Finding, ...]]]:
-    """Lint a whole project once per flake8 process: (the files it covered, their findings by file).
+    """`repro-lint check GIVEN`, once per flake8 run: (the files it linted, their findings by file).
     `config_dir` is part of the cache key because Settings leave it out of their equality."""
-    covered = frozenset(source.path for source in discover([root], settings))
+    covered = frozenset(source.path for source in discover(given, settings))
     by_file: dict[Path, list[Finding]] = {}
-    for finding in _with_problems(lint_paths([root], settings, honour_noqa=honour_noqa)):
+    for finding in _with_problems(lint_paths(given, settings, use_cache=True, jobs=jobs, honour_noqa=honour_noqa)):
         by_file.setdefault(_absolute(finding.path), []).append(finding)
     return covered, {path: tuple(findings) for path, findings in by_file.items()}
 
@@ -88,17 +92,34 @@ def _with_problems(result: LintResult) -> list[Finding]:
     return [*result.findings, *told]
 
 
-def findings_for(path: Path, settings: Settings, honour_noqa: bool = True) -> list[Finding]:
-    """The findings `repro-lint check PATH` reports for one file, PATH absolute."""
-    root = project_root(path.parent)
-    if root is not None:
-        covered, by_file = _project_findings(root, settings, settings.config_dir, honour_noqa)
-        if path in covered:
-            return list(by_file.get(path, ()))
-    # Outside a project, or a file the project walk skips (excluded, git-ignored): as the CLI does
-    # for a file named on its command line.
-    found = _with_problems(lint_paths([path], settings, honour_noqa=honour_noqa))
+def findings_for(path: Path, given: Sequence[Path], settings: Settings, honour_noqa: bool = True, jobs: int = 1) -> list[Finding]:
+    """The findings `repro-lint check GIVEN` reports for PATH (absolute)."""
+    covered, by_file = _run_findings(tuple(given), settings, settings.config_dir, honour_noqa, jobs)
+    if path in covered:
+        return list(by_file.get(path, ()))
+    # A file flake8 visits and `check`'s walk skips (excluded, git-ignored): as `check` lints a file
+    # named on its command line.
+    found = _with_problems(lint_paths([path], settings, use_cache=True, honour_noqa=honour_noqa))
     return [finding for finding in found if _absolute(finding.path) == path]
+
+
+def _settings(path: Path, opt_in: Sequence[str]) -> Settings:
+    try:
+        return load_settings(None, path).with_overrides(None, opt_in, ())
+    except ConfigError as error:
+        # flake8 stops with this message (exit 1) instead of a traceback, as the CLI exits 2.
+        from flake8.exceptions import ExecutionError
+
+        raise ExecutionError(f"repro-lint: {error}") from None
+
+
+def _jobs(options: argparse.Namespace) -> int:
+    """flake8's `--jobs` for repro-lint's own workers; 1 inside a flake8 worker, a daemon process,
+    which may start none."""
+    if multiprocessing.current_process().daemon:
+        return 1
+    jobs = getattr(options, "jobs", None)
+    return default_jobs() if jobs is None or jobs.is_auto else jobs.n_jobs
 
 
 class Plugin:
@@ -106,6 +127,10 @@ class Plugin:
     version = _VERSION
     opt_in: tuple[str, ...] = ()
     honour_noqa = True
+    # What parse_options read: the paths flake8 was given, and the settings `check` takes for them.
+    given: tuple[Path, ...] = ()
+    settings = Settings()
+    jobs = 1
 
     def __init__(self, tree: ast.AST, filename: str, lines: Sequence[str]) -> None:
         # `tree` is unused (the engine parses with LibCST), but flake8 only runs plugins that ask for
@@ -115,29 +140,29 @@ class Plugin:
 
     @classmethod
     def parse_options(cls, options: argparse.Namespace) -> None:
-        """Called once per flake8 run (and per worker process): a new run must not see the findings of
-        files as an earlier run in the same process (flake8's legacy API, an editor) found them."""
+        """Called once per flake8 run (and per worker process it spawns): a new run must not see the
+        findings of files as an earlier run in the same process (flake8's legacy API, an editor)
+        found them. Lints flake8's paths here, before flake8 forks its workers (see the module's
+        docstring)."""
         cls.opt_in = opt_in_codes_selected([*(options.select or ()), *(options.extend_select or ())])
         cls.honour_noqa = not options.disable_noqa
-        _project_findings.cache_clear()
-
-    def _settings(self, path: Path) -> Settings:
-        try:
-            return load_settings(None, path).with_overrides(None, self.opt_in, ())
-        except ConfigError as error:
-            # flake8 stops with this message (exit 1) instead of a traceback, as the CLI exits 2.
-            from flake8.exceptions import ExecutionError
-
-            raise ExecutionError(f"repro-lint: {error}") from None
+        _run_findings.cache_clear()
+        # flake8 reports a missing path itself (E902); `check` would lint the others, as here.
+        cls.given = tuple(path for name in options.filenames or ["."] if name != "-" and (path := Path(name)).exists())
+        cls.jobs = _jobs(options)
+        if cls.given:
+            cls.settings = _settings(cls.given[0], cls.opt_in)
+            _run_findings(cls.given, cls.settings, cls.settings.config_dir, cls.honour_noqa, cls.jobs)
 
     def run(self) -> Iterator[tuple[int, int, str, type[Any]]]:
         path = Path(self.filename)
         if path.is_file():
-            absolute = path.resolve()
-            findings = findings_for(absolute, self._settings(absolute), self.honour_noqa)
+            # Without paths from parse_options (flake8's legacy API), the file is the one given.
+            given, settings = (self.given, self.settings) if self.given else ((path,), _settings(path, self.opt_in))
+            findings = findings_for(path.resolve(), given, settings, self.honour_noqa, self.jobs)
         else:
             # Standard input (`flake8 -`): lint the text flake8 read, as a program of its own.
-            findings = _with_problems(lint_text("".join(self.lines), self.filename, self._settings(Path.cwd()), honour_noqa=self.honour_noqa))
+            findings = _with_problems(lint_text("".join(self.lines), self.filename, _settings(Path.cwd(), self.opt_in), honour_noqa=self.honour_noqa))
         for finding in findings:
             # flake8 wants 0-based columns from plugins (it prints column + 1), as Position has them.
             yield finding.start.line, finding.start.column, f"{finding.code} {finding.message}", type(self)

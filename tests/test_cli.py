@@ -53,7 +53,7 @@ def test_json_schema(repo):
     assert first["name"] == "cudnn-benchmark-enabled" and first["cell"] is None and first["url"] is None  # no docs-url: the pages are published nowhere
     assert first["fix"] == {
         "applicability": "unsafe",
-        "message": "Set `cudnn.benchmark = False`",
+        "message": "Change `cudnn.benchmark` from `True` to `False`",
         "edits": [{"content": "False", "line": 5, "column": 19, "end_line": 5, "end_column": 23}],
     }
     assert findings[1]["fix"]["applicability"] == "safe"
@@ -85,6 +85,13 @@ def test_exit_zero_statistics_and_quiet(repo):
     assert run("check", "--exit-zero", ".", cwd=repo).returncode == 0
     stats = run("check", "--statistics", ".", cwd=repo)
     assert stats.stdout.splitlines() == ["1\tREP203\trandom-split-missing-generator", "1\tREP301\tcudnn-benchmark-enabled"]
+    as_json = run("check", "--statistics", "--output-format", "json", ".", cwd=repo)
+    assert json.loads(as_json.stdout) == [
+        {"code": "REP203", "name": "random-split-missing-generator", "count": 1, "fixable": True},
+        {"code": "REP301", "name": "cudnn-benchmark-enabled", "count": 1, "fixable": False},
+    ]
+    with_unsafe = json.loads(run("check", "--statistics", "--output-format", "json", "--unsafe-fixes", ".", cwd=repo).stdout)
+    assert [row["fixable"] for row in with_unsafe] == [True, True]
     quiet = run("check", "--quiet", ".", cwd=repo)
     assert not any(line.startswith("Found") for line in quiet.stdout.splitlines())
 
@@ -98,6 +105,15 @@ def test_missing_path_exits_2(tmp_path):
     result = run("check", "nowhere.py", cwd=tmp_path)
     assert result.returncode == 2
     assert "nowhere.py: no such file or folder" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_missing_path_among_others_is_reported_and_the_others_linted(repo):
+    result = run("check", "nowhere.py", "train.py", "gone/", cwd=repo)
+    assert result.returncode == 2
+    assert [line.split()[1] for line in result.stdout.splitlines() if line.startswith("train.py")] == ["REP301", "REP203"]
+    assert "repro-lint: error: nowhere.py: no such file or folder" in result.stderr
+    assert "repro-lint: error: gone: no such file or folder" in result.stderr
     assert "Traceback" not in result.stderr
 
 
@@ -143,7 +159,12 @@ def test_rules_and_explain():
     runner = CliRunner()
     listing = runner.invoke(main, ["rules"])
     assert listing.exit_code == 0
-    assert any(line.split()[:4] == ["REP301", "cudnn-benchmark-enabled", "on", "always"] for line in listing.output.splitlines())
+    rows = {line.split()[0]: line.split(maxsplit=4)[1:] for line in listing.output.splitlines()[1:]}
+    assert rows["REP301"] == ["cudnn-benchmark-enabled", "on", "always", "unsafe"]
+    assert rows["REP203"] == ["random-split-missing-generator", "on", "always", "safe"]
+    assert rows["REP106"] == ["hash-order-dependence", "on", "always", "safe or unsafe"]
+    # Every rule with a fix says how safe it is; a rule without one says nothing more.
+    assert all(len(row) == (3 if row[2] == "none" else 4) for row in rows.values())
     page = runner.invoke(main, ["explain", "rep301"])
     assert page.exit_code == 0 and page.output.startswith("# REP301 cudnn-benchmark-enabled")
     unknown = runner.invoke(main, ["explain", "REP999"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -206,3 +207,55 @@ def test_bad_project_config_fails_loudly(project):
     assert result.returncode == 1
     assert "repro-lint: " in result.stdout and "unknown key `selct`" in result.stdout
     assert "Traceback" not in result.stdout + result.stderr
+
+
+CUDA_TRAIN = """\
+import torch
+
+from lib.helpers import fit
+
+
+def main():
+    torch.manual_seed(0)
+    model = torch.nn.Linear(4, 2).cuda()
+    fit(model, [], torch.optim.SGD(model.parameters(), lr=0.1))
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+@pytest.fixture
+def unmarked(tmp_path: Path) -> Path:
+    """A project without a marker (no pyproject.toml, setup.cfg, .git): the folder linted is the project."""
+    root = tmp_path / "unmarked"
+    for folder in ("app", "lib"):
+        (root / folder).mkdir(parents=True)
+    write(root / "lib", {"__init__.py": "", "helpers.py": HELPERS})
+    write(root / "app", {"__init__.py": "", "train.py": CUDA_TRAIN, "split.py": SPLIT.format(noqa="")})
+    return root
+
+
+@pytest.mark.parametrize("marker", [None, "pyproject.toml", "setup.cfg"])
+def test_same_project_root_as_the_cli_with_and_without_a_marker(unmarked, marker):
+    if marker is not None:
+        (unmarked / marker).write_text("")
+    reported = flake8(unmarked, "--isolated", "--select", "REP", ".")
+    assert reported == cli(unmarked, ".")
+    # REP302 is a program rule: app/train.py runs on CUDA and trains in lib/helpers.py, which only a
+    # project holding both folders sees.
+    assert ("app/train.py", "REP302") in {(path, code) for path, _, _, code, _ in reported}
+
+
+def test_shares_the_cli_cache(unmarked):
+    cache = unmarked / ".repro_lint_cache"
+    flake8(unmarked, "--isolated", "--select", "REP", ".")
+    assert cache.is_dir()  # flake8 filled repro-lint's cache: `check` now analyses nothing again
+    shutil.rmtree(cache)
+    cli(unmarked, ".")
+    entries = sorted(path.relative_to(cache) for path in cache.rglob("*.pickle"))
+    assert entries
+    # After `check`, flake8's run is answered from the same entries: it adds none of its own.
+    assert flake8(unmarked, "--isolated", "--select", "REP", "-j", "2", ".") == cli(unmarked, ".")
+    assert sorted(path.relative_to(cache) for path in cache.rglob("*.pickle")) == entries

@@ -46,6 +46,18 @@ def test_rep301_fix_keeps_comment():
     )
 
 
+def test_rep301_fix_title_says_the_value_changed():
+    # The fix keeps the line's comment, which may praise the old value (`# speed!`): the title says
+    # what the value was, so the reader of the fix knows to look at the comment.
+    from repro_lint.api import lint_source
+    from repro_lint.config import Settings
+
+    code = "import torch\ntorch.backends.cudnn.benchmark = args.fast  # speed!\n"
+    [finding] = lint_source(code, "train.py", Settings(select=("REP301",)))
+    assert finding.fix is not None
+    assert finding.fix.message == "Change `cudnn.benchmark` from `args.fast` to `False`"
+
+
 def test_rep301_fix_is_unsafe():
     from repro_lint.api import fix_source
     from repro_lint.config import Settings

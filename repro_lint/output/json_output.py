@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Sequence
 
+from repro_lint.fixes import applicable
 from repro_lint.output.context import ReportContext
 from repro_lint.pages import page_url
 from repro_lint.rules.base import Edit, Finding
@@ -47,3 +49,12 @@ def render(findings: Sequence[Finding], context: ReportContext) -> str:
     """Each finding with the address of its rule's page, null when the pages are published nowhere."""
     objects = [{**finding_object(finding), "url": page_url(finding.code, context.docs_url)} for finding in findings]
     return json.dumps(objects, indent=2)
+
+
+def statistics(findings: Sequence[Finding], unsafe_fixes: bool) -> str:
+    """`--statistics` as Ruff writes it in JSON: per code, most frequent first, its name, count, and
+    whether `--fix` (with `--unsafe-fixes` when given) fixes any of its findings."""
+    counts = Counter((finding.code, finding.name) for finding in findings)
+    fixable = {finding.code for finding in findings if applicable(finding, unsafe_fixes)}
+    rows = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    return json.dumps([{"code": code, "name": name, "count": count, "fixable": code in fixable} for (code, name), count in rows], indent=2)

@@ -30,8 +30,11 @@ def render_report(
     docs_url: str | None,
 ) -> str:
     """The whole report as text, each line ending in a newline (empty when there is nothing to say).
-    Machine formats are the findings only: `--statistics` and the summary are for people. They name
-    files from `root` (SARIF, GitHub) and link rule pages under `docs_url` (JSON, SARIF)."""
+    Machine formats are the findings only, the summary is for people; `--statistics` has a JSON
+    shape too (Ruff's). They name files from `root` (SARIF, GitHub) and link rule pages under
+    `docs_url` (JSON, SARIF)."""
+    if statistics and output_format == "json":
+        return json_output.statistics(findings, unsafe_fixes) + "\n"
     if output_format in MACHINE_FORMATS:
         rendered = MACHINE_FORMATS[output_format](findings, ReportContext(root, docs_url, problems))
         return rendered + "\n" if rendered else ""

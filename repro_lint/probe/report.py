@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import textwrap
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -13,6 +14,9 @@ from typing import Any
 from .checks import SEVERITY_RANK
 
 SCHEMA = "repro-lint.probe/1"
+# The text report fits a terminal or a CI log of this many columns.
+WIDTH = 100
+_MIN_CUT = 8  # a cell cut shorter than this ("ab...") says nothing
 
 # Research notes section 9.5: warnings alone never fail a run.  Exit code 2 (usage or internal
 # error, or the wrapped script failed) is decided outside this table.
@@ -224,25 +228,78 @@ def format_status(status: str, latent: str | None = None) -> str:
     return f"{shown} ({latent.upper()} on CUDA)" if latent else shown
 
 
-def format_table(headers: list[str], rows: list[list[str]]) -> str:
-    """Left-aligned columns; the last column is free text and is not padded."""
-    widths = [max(len(r[i]) for r in [headers, *rows]) for i in range(len(headers) - 1)]
+def wrap(text: str, indent: str = "    ", first: str = "") -> list[str]:
+    """``text`` as lines of at most WIDTH columns, the first led by ``first``, the others by ``indent``."""
+    return textwrap.wrap(text, WIDTH, initial_indent=first, subsequent_indent=indent,
+                         break_long_words=True, break_on_hyphens=False) or [first.rstrip()]
+
+
+def format_table(headers: list[str], rows: list[list[str]], notes: list[str] | None = None) -> str:
+    """Left-aligned columns within WIDTH: the widest cells after the first (which names the row) are
+    cut (with "...") until a line fits. ``notes``, one per row, are free text wrapped on the lines
+    below their row."""
+    widths = [max(len(r[i]) for r in [headers, *rows]) for i in range(len(headers))]
+    while sum(widths) + 2 * (len(widths) - 1) > WIDTH:
+        cuttable = [i for i in range(1, len(widths)) if widths[i] > _MIN_CUT] or [0]
+        widths[max(cuttable, key=lambda i: widths[i])] -= 1
     lines = []
-    for r in [headers, *rows]:
-        cells = [c.ljust(w) for c, w in zip(r, widths)] + [r[-1]]
-        lines.append("  ".join(cells).rstrip())
+    for index, r in enumerate([headers, *rows]):
+        cells = [c if len(c) <= w else c[: w - 3] + "..." for c, w in zip(r, widths)]
+        lines.append("  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip())
+        note = notes[index - 1] if notes and index else ""
+        if note:
+            lines += wrap(note, first="    ")
     return "\n".join(lines)
 
 
 def _row_cells(row: Row) -> list[str]:
-    why = row.why if row.error is None else f"{row.why} [{row.error}]".strip()
-    return [row.key, _cell(row.value), format_expected(row.expected),
-            format_status(row.status, row.latent), why]
+    return [row.key, _cell(row.value), format_expected(row.expected), format_status(row.status, row.latent)]
+
+
+def _row_note(row: Row) -> str:
+    return row.why if row.error is None else f"{row.why} [{row.error}]".strip()
 
 
 def _env_row_shown(row: Row) -> bool:
     # Unset variables that are only recorded are noise in the table (they stay in the JSON).
     return row.value is not None or row.expected is not None
+
+
+def _table(headers: list[str], rows: list[Row], noun: str) -> list[str]:
+    """The rows that apply on this machine as a table; those that do not, folded into one line."""
+    shown = [r for r in rows if r.status != "na"]
+    lines = [format_table(headers, [_row_cells(r) for r in shown], [_row_note(r) for r in shown])] if shown else []
+    # A CUDA-only row on a machine without CUDA keeps the verdict it would get there (``latent``).
+    cuda_only = [r for r in rows if r.status == "na" and r.latent is not None]
+    failing = [r.key for r in cuda_only if r.latent == "fail"]
+    folded = [f"{len(cuda_only)} CUDA-only {noun}, not judged without a CUDA device"
+              + (f" (on a CUDA machine these would FAIL: {', '.join(failing)})" if failing else "")] if cuda_only else []
+    folded += [f"{r.key} ({r.why})" if r.why else r.key for r in rows if r.status == "na" and r.latent is None]
+    if folded:
+        lines += wrap("; ".join(folded) + "; the JSON report lists each", first="N/A: ")
+    return lines
+
+
+def _scope_lines(report: Report) -> list[str]:
+    """Why each check applies or not on this machine. `repro-lint check` reads the program, not the
+    machine, so on a CPU-only machine the two can disagree; this says why."""
+    torch_env = report.environment.get("torch")
+    if torch_env is None:
+        return []
+    if torch_env["cuda_available"]:
+        return wrap("a CUDA device is available, so the CUDA settings are judged too.", first="scope: ")
+    rows = [*(report.settings or []), *(r for r in report.env if _env_row_shown(r))]
+    judged = sum(r.status != "na" for r in rows)
+    cuda_only = sum(r.latent is not None for r in rows)
+    if report.settings is None:  # `probe env`: variables only
+        return wrap(f"CPU only, no CUDA device. Judged: the {judged} variables that act on CPU runs; the "
+                    f"{cuda_only} CUDA-only ones act only on a CUDA device: N/A here.", first="scope: ")
+    return wrap(
+        f"CPU only, no CUDA device. Judged: the {judged} settings and variables that act on CPU runs "
+        "(deterministic algorithms, which CPU kernels such as index_put_(accumulate=True) honour too; "
+        f"oneDNN and fp32 precision; threads; seeds). The {cuda_only} CUDA-only ones act only on a CUDA "
+        "device: N/A here. `repro-lint check` reads the code instead, and asks for deterministic "
+        "algorithms (REP302) only in programs that run on CUDA.", first="scope: ")
 
 
 def _environment_lines(env: dict[str, Any]) -> list[str]:
@@ -253,8 +310,8 @@ def _environment_lines(env: dict[str, Any]) -> list[str]:
     if t["cuda_available"]:
         cuda = f"CUDA {t['cuda'] or t['hip']}, {t['device_count']} device(s), " + (
             "initialized" if t["cuda_initialized"] else "not initialized")
-    return [f"python {env['python']} · torch {t['version']} · {cuda} · CPU {t['cpu_capability']}, "
-            f"{t['num_threads']} threads ({t['num_interop_threads']} inter-op)"]
+    return wrap(f"python {env['python']} · torch {t['version']} · {cuda} · CPU {t['cpu_capability']}, "
+                f"{t['num_threads']} threads ({t['num_interop_threads']} inter-op)")
 
 
 def render_report(report: Report) -> str:
@@ -262,19 +319,19 @@ def render_report(report: Report) -> str:
     parts += _environment_lines(report.environment)
     if report.script is not None:
         sc = report.script
-        parts.append(f"script: {' '.join([sc['path'], *sc['args']])} · snapshot at {sc['snapshot_at']} · "
-                     f"exit status {sc['exit_code']}")
-    parts += [f"note: {n}" for n in report.notes]
+        parts += wrap(f"script: {' '.join([sc['path'], *sc['args']])} · snapshot at {sc['snapshot_at']} · "
+                      f"exit status {sc['exit_code']}")
+    parts += _scope_lines(report)
+    for n in report.notes:
+        parts += wrap(n, first="note: ")
     if report.error:
-        parts.append(f"error: {report.error}")
-    headers = ["SETTING", "VALUE", "EXPECTED", "STATUS", "WHY"]
+        parts += wrap(report.error, first="error: ")
+    headers = ["SETTING", "VALUE", "EXPECTED", "STATUS"]
     if report.settings is not None:
-        rows = report.settings + report.rng_rows + report.dataloader_rows
-        parts += ["", format_table(headers, [_row_cells(r) for r in rows])]
+        parts += ["", *_table(headers, report.settings + report.rng_rows + report.dataloader_rows, "settings")]
     shown = [r for r in report.env if _env_row_shown(r)]
     hidden = len(report.env) - len(shown)
-    env_headers = ["ENVIRONMENT VARIABLE", *headers[1:]]
-    parts += ["", format_table(env_headers, [_row_cells(r) for r in shown])]
+    parts += ["", *_table(["ENVIRONMENT VARIABLE", *headers[1:]], shown, "variables")]
     if hidden:
         parts.append(f"({hidden} unset variables that are only recorded are listed in the JSON)")
     if report.selftest is not None:
@@ -282,17 +339,17 @@ def render_report(report: Report) -> str:
         parts += ["", f"self-test on {st.device}: {st.repeats} repeats per op"
                       + (" (this initialized CUDA)" if st.initialized_cuda else "")]
         op_rows = [[op.name, op.mode, str(op.threads), "raised" if op.raised else str(op.distinct_digests),
-                    "1" if op.expected else ">=1", format_status(op.status), f"{op.ms:.1f}",
-                    op.raised or op.warning or ""] for op in st.ops]
-        op_headers = ["OP", "DET MODE", "THREADS", "DISTINCT", "EXPECTED", "STATUS", "MS", "NOTE"]
-        parts.append(format_table(op_headers, op_rows))
+                    "1" if op.expected else ">=1", format_status(op.status), f"{op.ms:.1f}"] for op in st.ops]
+        op_headers = ["OP", "DET MODE", "THREADS", "DISTINCT", "EXPECTED", "STATUS", "MS"]
+        parts.append(format_table(op_headers, op_rows, [op.raised or op.warning or "" for op in st.ops]))
         parts.append("canary fired: " + ("yes, the test can see nondeterminism here" if st.canary_fired
                                           else "no, a clean strict result proves less"))
     if report.findings:
         parts += ["", "FINDINGS"]
         order = sorted(report.findings, key=lambda f: -SEVERITY_RANK[f.severity])
         for f in order:
-            parts += [f"{f.severity.upper():4} {f.id} {f.setting}: {f.message}", f"     fix: {f.fix}"]
+            parts += wrap(f"{f.id} {f.setting}: {f.message}", indent="     ", first=f"{f.severity.upper():4} ")
+            parts += wrap(f.fix, indent="          ", first="     fix: ")
     parts += ["", f"status: {report.status.upper()} (exit {report.exit_code})"]
     return "\n".join(parts)
 

@@ -62,7 +62,8 @@ class CudnnBenchmarkEnabled(Rule):
         self.report(
             node,
             f"`cudnn.benchmark` {why}: cuDNN picks kernels by timing them, so runs can differ",
-            PendingFix(Applicability.UNSAFE, "Set `cudnn.benchmark = False`", (NodeEdit(value_node, "False"),)),
+            # The line's comment stays and may praise the old value: the title names it.
+            PendingFix(Applicability.UNSAFE, f"Change `cudnn.benchmark` from `{value}` to `False`", (NodeEdit(value_node, "False"),)),
         )
 
     def _restores_saved_value(self, value: cst.BaseExpression) -> bool:

@@ -10,7 +10,7 @@ from probe_helpers import JUDGED_ENV, needs_torch, validate
 from probe_helpers import cli_fixture, torch_fixture  # noqa: F401 (fixtures)
 
 from repro_lint.probe import check
-from repro_lint.probe.report import write_json_atomic
+from repro_lint.probe.report import format_table, write_json_atomic
 
 pytestmark = needs_torch
 
@@ -112,8 +112,52 @@ def test_plain_probe_is_the_environment_report(cli):
 def test_env_human_output_is_a_table(cli):
     result = cli("env")
     header = next(line for line in result.stdout.splitlines() if line.startswith("ENVIRONMENT VARIABLE"))
-    assert header.split() == ["ENVIRONMENT", "VARIABLE", "VALUE", "EXPECTED", "STATUS", "WHY"]
+    assert header.split() == ["ENVIRONMENT", "VARIABLE", "VALUE", "EXPECTED", "STATUS"]
     assert "PYTHONHASHSEED" in result.stdout and "status:" in result.stdout
+
+
+def test_table_cells_are_cut_to_fit_but_never_the_setting_name():
+    # The longest setting names, as a CUDA machine shows them, with the longest values.
+    key = "cuda.matmul.allow_fp16_reduced_precision_reduction_split_k"
+    row = [key, "FLASH_ATTENTION, EFFICIENT_ATTENTION, MATH", "False unless strict deterministic mode", "FAIL"]
+    lines = format_table(["SETTING", "VALUE", "EXPECTED", "STATUS"], [row], ["why " * 40]).splitlines()
+    assert max(len(line) for line in lines) <= 100
+    assert lines[1].split()[0] == key and lines[1].endswith("FAIL") and "..." in lines[1]
+    assert " ".join(lines[2:]).split() == ["why"] * 40
+
+
+def cpu_only(torch):
+    if torch.cuda.is_available():
+        pytest.skip("the CPU-only report needs a machine without CUDA")
+
+
+@pytest.mark.parametrize("args", [("run", "{script}", "1"), ("env", "--selftest", "cpu")])
+def test_cpu_report_fits_100_columns(cli, torch, tmp_path, args):
+    cpu_only(torch)
+    script = write(tmp_path, "train.py", HELPER_SCRIPT)
+    result = cli(*(arg.format(script=script) for arg in args))
+    lines = result.stdout.splitlines()
+    assert "FINDINGS" in lines  # the whole report, not an error line
+    assert [line for line in lines if len(line) > 100] == []
+
+
+def test_cpu_report_says_what_applies_here_and_folds_the_cuda_only_rows(cli, torch, tmp_path):
+    cpu_only(torch)
+    script = write(tmp_path, "train.py", HELPER_SCRIPT)
+    out = tmp_path / "run.json"
+    report = cli("run", "--json", str(out), script, "1").stdout
+    doc = json.loads(out.read_text())
+    # Why the CUDA rows do not apply, and why `check` (REP302) can stay silent where the probe fails.
+    assert "scope: CPU only, no CUDA device." in report
+    assert "REP302" in report and "only in programs that run on CUDA" in " ".join(report.split())
+    cuda_only = [key for key, row in doc["settings"].items() if row["cuda_only"] and row["status"] == "na"]
+    assert "cudnn.benchmark" in cuda_only
+    table = [line.split()[0] for line in report.splitlines() if line and not line.startswith((" ", "N/A:"))]
+    assert not set(cuda_only) & set(table)  # none has a row of its own
+    folded = " ".join(" ".join(line.split()) for line in report.splitlines() if line.startswith(("N/A:", "    ")))
+    assert f"N/A: {len(cuda_only)} CUDA-only settings, not judged without a CUDA device" in folded
+    # The one a GPU run would fail is named in the folded line (HELPER_SCRIPT turns benchmark on).
+    assert doc["settings"]["cudnn.benchmark"]["latent"] == "fail" and "cudnn.benchmark" in folded
 
 
 # ------------------------------------------------------------------------ exit codes
