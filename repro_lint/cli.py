@@ -165,7 +165,6 @@ def check(
 
 def _say_problems(problems: Sequence[Problem], show_traceback: bool) -> bool:
     """Tell on stderr what was not (fully) analysed; whether any of it is an internal error."""
-    errors = [problem for problem in problems if problem.kind == "error"]
     for problem in problems:
         if problem.kind == "error":
             click.echo(f"error: repro-lint failed on {problem.path}: {problem.summary}", err=True)
@@ -173,13 +172,14 @@ def _say_problems(problems: Sequence[Problem], show_traceback: bool) -> bool:
                 click.echo(problem.traceback.rstrip("\n"), err=True)
         else:
             click.echo(f"warning: repro-lint skipped {problem.path}: {problem.summary}", err=True)
-    if errors and not show_traceback:
+    failed = errors(problems) > 0
+    if failed and not show_traceback:
         click.echo(
             "hint: every other finding was still reported; run again with --show-traceback to see where "
             "repro-lint failed, and please report it with that traceback",
             err=True,
         )
-    return bool(errors)
+    return failed
 
 
 @main.command()

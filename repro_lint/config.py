@@ -15,8 +15,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
-from repro_lint.pages import is_web_url
 from repro_lint.line_length import DEFAULT_LINE_LENGTH, project_line_length
+from repro_lint.pages import is_web_url
 from repro_lint.rules.catalog import CATALOG
 
 CONFIG_FILES = ("repro-lint.toml", "pyproject.toml")
@@ -202,13 +202,12 @@ def _has_tool_table(pyproject: Path) -> bool:
     however malformed, or when it cannot be read at all, so loading it says what is wrong instead of
     dropping its settings (Ruff stops there too); other broken pyproject files are not ours to judge."""
     try:
-        raw = pyproject.read_bytes()
-    except OSError:
-        return True
-    try:
-        document = tomllib.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
-        text = raw.decode("utf-8", errors="replace")
+        document = _read_toml(pyproject)
+    except ConfigError:
+        try:
+            text = pyproject.read_bytes().decode("utf-8", errors="replace")
+        except OSError:
+            return True
         return re.search(r"""^\s*\[+\s*tool\s*\.\s*["']?repro-lint\b""", text, re.MULTILINE) is not None
     tool = document.get("tool")
     return isinstance(tool, dict) and "repro-lint" in tool
