@@ -127,8 +127,8 @@ def _run_faults(repo: str, stage: str, run: Measurement, stdout: str, stderr: st
 
 
 def _linted_files(repo: Path) -> int:
-    from repro_lint.config import load_settings
-    from repro_lint.discovery import discover
+    from repro_lint.engine.config import load_settings
+    from repro_lint.engine.discovery import discover
 
     return len(discover([repo], load_settings(None, repo)))
 

@@ -16,25 +16,27 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from repro_lint.cache import AnalysisCache, LastRun, RecordedRun, prune
-from repro_lint.config import Settings
-from repro_lint.declared import Declared, declared
-from repro_lint.discovery import SCANNED_SUFFIXES, SourcePath, discover, display_path, project_files, project_root
-from repro_lint.facts_shift import same_but_for_moved_lines, without_calls, without_imports, without_unseen_functions
-from repro_lint.file_analysis import FileAnalysis, ModuleIdentity, syntax_error
-from repro_lint.fixes import MAX_FIX_ROUNDS, NotWritten, applicable, apply_fixes, unified_diff, write_atomically
-from repro_lint.heap import collector_paused, kept_out_of_collections
-from repro_lint.module_names import ModuleNames
-from repro_lint.problems import Problem, internal_error
-from repro_lint.progress import Progress
-from repro_lint.rules.base import Finding, ProgramRule, Rule
-from repro_lint.source import UnreadableSource, encoded, packed, read_source, unpacked
+from repro_lint.engine.cache import AnalysisCache, LastRun, RecordedRun, prune
+from repro_lint.core.settings import Settings
+from repro_lint.program.declared import Declared, declared
+from repro_lint.engine.discovery import SCANNED_SUFFIXES, SourcePath, discover, display_path, project_files, project_root
+from repro_lint.facts.shift import same_but_for_moved_lines, without_calls, without_imports, without_unseen_functions
+from repro_lint.analysis.result import FileAnalysis, ModuleIdentity, syntax_error
+from repro_lint.engine.fixes import MAX_FIX_ROUNDS, NotWritten, applicable, apply_fixes, unified_diff, write_atomically
+from repro_lint.engine.heap import collector_paused, kept_out_of_collections
+from repro_lint.program.module_names import ModuleNames
+from repro_lint.core.problems import Problem, internal_error
+from repro_lint.engine.progress import Progress
+from repro_lint.core.findings import Finding
+from repro_lint.rules.base import ProgramRule, Rule
+from repro_lint.core.source import UnreadableSource, encoded, packed, read_source, unpacked
 from repro_lint.sources import notebook, scanner_for, validator_for
-from repro_lint.suppression import NOT_SILENCED_BY_ADD_NOQA, UNUSED_NOQA, add_noqa, takes_noqa, unused_noqa
-from repro_lint.workers import Task, analyse_all
+from repro_lint.analysis.suppression import NOT_SILENCED_BY_ADD_NOQA, add_noqa, takes_noqa, unused_noqa
+from repro_lint.rules.unused_noqa import UNUSED_NOQA
+from repro_lint.engine.workers import Task, analyse_all
 
 if TYPE_CHECKING:
-    from repro_lint.program import ProjectModel
+    from repro_lint.program.model import ProjectModel
 
 
 class _Module:
@@ -309,8 +311,8 @@ class Engine:
     def _project_findings(self, project: _Project, last_run: LastRun | None) -> list[Finding]:
         # The rules and the program model are imported only here and in the workers: a run that the
         # last run's records answer never loads them, nor LibCST.
-        from repro_lint.program import ProjectModel
-        from repro_lint.registry import REGISTRY
+        from repro_lint.program.model import ProjectModel
+        from repro_lint.rules.registry import REGISTRY
 
         chosen = [REGISTRY[code] for code in sorted(self.enabled)]
         program_rules = [rule() for rule in chosen if issubclass(rule, ProgramRule)]
@@ -484,7 +486,7 @@ def _question(finding: Finding, module: _Module) -> _Question | None:
     """What a local finding asks of the program model, which keeps it where the answer is yes: are
     the programs reaching its line training ones, do those reaching its module meet its rule's
     condition. None for a finding that asks nothing."""
-    from repro_lint.registry import REGISTRY
+    from repro_lint.rules.registry import REGISTRY
 
     rule = REGISTRY[finding.code]
     if not (isinstance(rule, type) and issubclass(rule, Rule)):
@@ -515,7 +517,7 @@ def _seen_by_the_pass(
     if old is None or new is None:
         return None
     if not same_but_for_moved_lines(old, new):
-        from repro_lint.program import is_inert  # the model loads LibCST, which a run answered from its record never does
+        from repro_lint.program.model import is_inert  # the model loads LibCST, which a run answered from its record never does
 
         inert = partial(is_inert, module=new.module, names=names, function_names=recorded.function_names)
         # A module's fix facts are read only for the fixes of findings in that module: a fix edits its

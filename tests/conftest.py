@@ -9,8 +9,8 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from repro_lint.api import fix_source, lint_source
-from repro_lint.config import Settings
-from repro_lint.rules.base import Finding
+from repro_lint.core.settings import Settings
+from repro_lint.core.findings import Finding
 
 
 # Property-based tests (tests/test_properties.py): `ci`, the default, is bounded and derandomized so

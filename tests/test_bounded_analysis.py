@@ -11,12 +11,12 @@ import textwrap
 import time
 from pathlib import Path
 
-from repro_lint.analysis import analyze
-from repro_lint.checkpoint_model import ProjectCheckpoints
-from repro_lint.config import Settings
-from repro_lint.file_analysis import ModuleIdentity
-from repro_lint.program import ProjectModel
-from repro_lint.worker_hazards import WorkerHazards
+from repro_lint.analysis.python import analyze
+from repro_lint.program.checkpoints import ProjectCheckpoints
+from repro_lint.core.settings import Settings
+from repro_lint.analysis.result import ModuleIdentity
+from repro_lint.program.model import ProjectModel
+from repro_lint.program.worker_hazards import WorkerHazards
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -16,12 +16,12 @@ from types import SimpleNamespace
 
 import pytest
 
-from repro_lint.analysis import analyze
+from repro_lint.analysis.python import analyze
 from repro_lint.api import lint_paths
-from repro_lint.cache import CACHE_FOLDER, AnalysisCache
-from repro_lint.config import Settings
-from repro_lint.program import ProjectModel
-from repro_lint.source import read_source
+from repro_lint.engine.cache import CACHE_FOLDER, AnalysisCache
+from repro_lint.core.settings import Settings
+from repro_lint.program.model import ProjectModel
+from repro_lint.core.source import read_source
 
 TRAIN = "import torch\nfrom torch.utils.data import random_split\nif __name__ == '__main__':\n    random_split(ds, [1, 1])\n    torch.nn.Linear(2, 2)(torch.ones(2)).sum().backward()\n"
 
@@ -49,7 +49,7 @@ def test_unchanged_project_is_answered_from_the_last_run(project, monkeypatch):
         raise AssertionError("an unchanged project was analysed again")
 
     monkeypatch.setattr(AnalysisCache, "load", analysed)
-    monkeypatch.setattr("repro_lint.analysis.analyze", analysed)
+    monkeypatch.setattr("repro_lint.analysis.python.analyze", analysed)
     assert _lint(root) == fresh
 
 
@@ -61,7 +61,7 @@ try:
     main(["check", "--jobs", "1", "."])
 except SystemExit:
     pass
-print(sorted(name for name in ("libcst", "repro_lint.registry", "repro_lint.probe") if name in sys.modules))
+print(sorted(name for name in ("libcst", "repro_lint.rules.registry", "repro_lint.probe") if name in sys.modules))
 """
 
 
@@ -74,7 +74,7 @@ def _check_in_fresh_interpreter(root) -> tuple[list[str], str]:
 def test_unchanged_project_is_answered_without_loading_libcst_or_the_rules(project):
     root = project({"train.py": TRAIN, "models/net.py": "import torch\ndef build():\n    return torch.nn.Linear(2, 2)\n"})
     cold_report, cold_loaded = _check_in_fresh_interpreter(root)
-    assert cold_loaded == "['libcst', 'repro_lint.registry']"
+    assert cold_loaded == "['libcst', 'repro_lint.rules.registry']"
     warm_report, warm_loaded = _check_in_fresh_interpreter(root)
     assert warm_loaded == "[]"
     assert warm_report == cold_report
@@ -170,7 +170,7 @@ def test_clean_of_a_missing_path_is_a_clear_error(tmp_path):
 @pytest.fixture
 def old_files(monkeypatch):
     """As if every file had last changed long before the run: their times are then trusted."""
-    monkeypatch.setattr("repro_lint.cache._CLOCK_TICK_NS", -3600 * 10**9)
+    monkeypatch.setattr("repro_lint.engine.cache._CLOCK_TICK_NS", -3600 * 10**9)
 
 
 def _unreadable(monkeypatch):
@@ -201,7 +201,7 @@ def test_a_file_changed_within_the_clock_tick_of_its_time_is_read(project, monke
     # On a coarse file-system clock a file edited just after a run keeps its size and times: the run
     # must not have trusted times that recent, and reads the text.
     now = time.time_ns()
-    monkeypatch.setattr("repro_lint.cache._stat", lambda path: SimpleNamespace(st_size=1, st_mtime_ns=now, st_ctime_ns=now, st_ino=1))
+    monkeypatch.setattr("repro_lint.engine.cache._stat", lambda path: SimpleNamespace(st_size=1, st_mtime_ns=now, st_ctime_ns=now, st_ino=1))
     root = project({"train.py": TRAIN})
     assert "REP203" in [code for _, _, code, _ in _lint(root)]
     (root / "train.py").write_text(TRAIN.replace("random_split(ds, [1, 1])", "print(ds, [11, 1, 1, 1])"))
@@ -278,7 +278,7 @@ def _forbid_project_pass(monkeypatch):
     def build(*args, **kwargs):
         raise ProjectPassRan("the project pass ran")
 
-    monkeypatch.setattr("repro_lint.program.ProjectModel.__init__", build)
+    monkeypatch.setattr("repro_lint.program.model.ProjectModel.__init__", build)
 
 
 @pytest.mark.parametrize(
@@ -476,7 +476,7 @@ def test_a_finding_the_program_model_was_never_asked_about_runs_the_project_pass
     record.write_bytes(pickle.dumps((build, replace(recorded, verdicts={}))))
     _edit(root, "train.py", "# speed", "# speed, measured")
     built = []
-    monkeypatch.setattr("repro_lint.program.ProjectModel.__init__", _recording(built, ProjectModel.__init__))
+    monkeypatch.setattr("repro_lint.program.model.ProjectModel.__init__", _recording(built, ProjectModel.__init__))
     assert _full(root) == fresh
     assert built  # REP301 asks whether training programs reach its line, and no answer was recorded
 
@@ -498,7 +498,7 @@ def _forbid_parsing(monkeypatch):
     def analysed(*args, **kwargs):
         raise AssertionError("a file was parsed")
 
-    monkeypatch.setattr("repro_lint.analysis.analyze", analysed)
+    monkeypatch.setattr("repro_lint.analysis.python.analyze", analysed)
 
 
 def test_a_run_on_one_file_after_an_audit_parses_nothing_and_reports_that_file_alone(project, monkeypatch):
@@ -530,7 +530,7 @@ def test_a_run_on_one_file_after_an_audit_runs_the_pass_on_the_audits_analyses(p
     _seed_in_split(root, 0)
     expected = _one(root, use_cache=False)
     parsed = []
-    monkeypatch.setattr("repro_lint.analysis.analyze", _recording(parsed, analyze))
+    monkeypatch.setattr("repro_lint.analysis.python.analyze", _recording(parsed, analyze))
     assert _one(root) == expected
     assert [display for _, display, *_ in parsed] == [str(root / "models" / "net.py")]
 
@@ -564,7 +564,7 @@ def _seed_in_split(root, seed):
 
 
 def test_analyses_of_texts_since_changed_are_pruned(project, monkeypatch):
-    monkeypatch.setattr("repro_lint.cache._UNNAMED_ENTRY_KEPT_S", -1)
+    monkeypatch.setattr("repro_lint.engine.cache._UNNAMED_ENTRY_KEPT_S", -1)
     root = project(TRAIN_ON_HELPERS)
     _full(root)
     assert _entries(root) == 2
@@ -576,7 +576,7 @@ def test_analyses_of_texts_since_changed_are_pruned(project, monkeypatch):
 
 
 def test_analyses_another_settings_record_names_are_kept(project, monkeypatch):
-    monkeypatch.setattr("repro_lint.cache._UNNAMED_ENTRY_KEPT_S", -1)
+    monkeypatch.setattr("repro_lint.engine.cache._UNNAMED_ENTRY_KEPT_S", -1)
     root = project(TRAIN_ON_HELPERS)
     _full(root)
     lint_paths([root], Settings(), use_cache=True)

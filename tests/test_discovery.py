@@ -7,8 +7,8 @@ import pytest
 from click.testing import CliRunner
 
 from repro_lint.cli import main
-from repro_lint.config import Settings
-from repro_lint.discovery import MissingPath, discover, project_root
+from repro_lint.core.settings import Settings
+from repro_lint.engine.discovery import MissingPath, discover, project_root
 
 
 def _names(root: Path, settings: Settings = Settings(), paths: list[Path] | None = None) -> list[str]:

@@ -7,12 +7,13 @@ from dataclasses import fields, is_dataclass
 
 import pytest
 
-from repro_lint import checkpoints, dataset_facts, events, facts, fix_points, source
-from repro_lint.analysis import analyze
-from repro_lint.config import Settings
-from repro_lint.facts import FunctionFacts
-from repro_lint.facts_shift import same_but_for_moved_lines
-from repro_lint.file_analysis import ModuleIdentity
+from repro_lint.facts import checkpoints, datasets as dataset_facts, events, module_facts as facts, fix_points
+from repro_lint.core import source
+from repro_lint.analysis.python import analyze
+from repro_lint.core.settings import Settings
+from repro_lint.facts.module_facts import FunctionFacts
+from repro_lint.facts.shift import same_but_for_moved_lines
+from repro_lint.analysis.result import ModuleIdentity
 
 # A training script with facts of most kinds: imports, a seed option, a dataset drawing from numpy,
 # a loader, a checkpoint, functions, calls, events, a main guard and its fix points.

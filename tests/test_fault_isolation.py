@@ -9,14 +9,13 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
 
-from repro_lint import analysis
+from repro_lint.analysis import python as analysis
 from repro_lint.api import lint_paths
-from repro_lint.config import Settings
+from repro_lint.core.settings import Settings
 from repro_lint.rules.seeding import MissingTorchSeed
 
 ROOT = Path(__file__).resolve().parent.parent

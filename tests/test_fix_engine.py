@@ -6,12 +6,12 @@ import stat
 import pycodestyle
 import pytest
 
-from repro_lint.analysis import parses
+from repro_lint.analysis.python import parses
 from repro_lint.api import fix_source, lint_source
-from repro_lint.config import Settings
-from repro_lint.fixes import apply_fixes, write_atomically
-from repro_lint.rules.base import Applicability, Edit, Fix
-from repro_lint.source import Position
+from repro_lint.core.settings import Settings
+from repro_lint.engine.fixes import apply_fixes, write_atomically
+from repro_lint.core.findings import Applicability, Edit, Fix
+from repro_lint.core.source import Position
 
 
 def _fix(start: tuple[int, int], end: tuple[int, int], content: str) -> Fix:

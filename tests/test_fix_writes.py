@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from repro_lint.api import Engine, lint_paths
-from repro_lint.config import Settings
-from repro_lint.fixes import NotWritten, write_atomically
-from repro_lint.problems import Problem
+from repro_lint.core.settings import Settings
+from repro_lint.engine.fixes import NotWritten, write_atomically
+from repro_lint.core.problems import Problem
 
 SPLIT = "from torch.utils.data import random_split\nparts = random_split(ds, [1, 1])\n"
 FIXED = (

@@ -15,7 +15,7 @@ import pytest
 
 from repro_lint.api import lint_source
 from repro_lint.flake8_plugin import opt_in_codes_selected
-from repro_lint.registry import REGISTRY
+from repro_lint.rules.registry import REGISTRY
 
 pytest.importorskip("flake8", reason="flake8 is not installed (it is in the `test` extra)")
 

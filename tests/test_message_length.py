@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from repro_lint.api import lint_paths, lint_source
-from repro_lint.config import Settings
-from repro_lint.message_text import elide
-from repro_lint.registry import REGISTRY
+from repro_lint.core.settings import Settings
+from repro_lint.core.message_text import elide
+from repro_lint.rules.registry import REGISTRY
 
 LIMIT = 120
 ROOT = Path(__file__).resolve().parent.parent

@@ -7,7 +7,7 @@ import textwrap
 import libcst as cst
 import pytest
 
-from repro_lint.names import NameResolver, absolute_module
+from repro_lint.facts.names import NameResolver, absolute_module
 
 
 class _Collect(cst.CSTVisitor):

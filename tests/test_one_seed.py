@@ -7,7 +7,7 @@ import re
 import textwrap
 
 from repro_lint.api import fix_source, lint_paths, lint_source
-from repro_lint.config import Settings
+from repro_lint.core.settings import Settings
 
 
 def _fix_program(project, code: str) -> str:

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from repro_lint.api import lint_source
-from repro_lint.config import Settings
-from repro_lint.registry import REGISTRY
-from repro_lint.rules import catalog
+from repro_lint.core.settings import Settings
+from repro_lint.rules.registry import REGISTRY, describe
+from repro_lint.core import catalog
 
 PAGES = Path(__file__).resolve().parent.parent / "rules"
 SECTIONS = ["What it does", "Why is this bad?", "Example", "Use instead", "Fix safety", "References"]
@@ -29,10 +29,10 @@ def _block(page: str, section: str) -> str:
 def test_catalog_matches_the_registered_rules():
     # The catalog lets selection and reports skip importing the rules; it must say what they say.
     written = (Path(catalog.__file__).parent / "catalog.json").read_text(encoding="utf-8")
-    assert written == catalog.to_json({code: catalog.describe(rule) for code, rule in REGISTRY.items()}), (
-        "run `python -m repro_lint.rules.catalog > repro_lint/rules/catalog.json`"
+    assert written == catalog.to_json({code: describe(rule) for code, rule in REGISTRY.items()}), (
+        "run `python -m repro_lint.rules.registry > repro_lint/core/catalog.json`"
     )
-    assert catalog.CATALOG == {code: catalog.describe(rule) for code, rule in REGISTRY.items()}
+    assert catalog.CATALOG == {code: describe(rule) for code, rule in REGISTRY.items()}
 
 
 def test_every_page_belongs_to_a_rule():

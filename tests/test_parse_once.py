@@ -7,9 +7,9 @@ from collections import Counter
 import libcst as cst
 import pytest
 
-import repro_lint.analysis as analysis
+import repro_lint.analysis.python as analysis
 from repro_lint.api import lint_paths
-from repro_lint.config import Settings
+from repro_lint.core.settings import Settings
 
 
 def test_each_file_is_parsed_once(project, monkeypatch):

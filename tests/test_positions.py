@@ -8,9 +8,9 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from repro_lint.positions import Positions
-from repro_lint.source import LineIndex, Position
-from repro_lint.traversal import walk
+from repro_lint.facts.positions import Positions
+from repro_lint.core.source import LineIndex, Position
+from repro_lint.facts.traversal import walk
 from tests.test_traversal import EVERY_KIND_OF_SYNTAX, PACKAGE
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from repro_lint.discovery import LINTED_SUFFIXES
+from repro_lint.engine.discovery import LINTED_SUFFIXES
 
 ROOT = Path(__file__).resolve().parent.parent
 

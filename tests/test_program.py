@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import textwrap
 
-from repro_lint.analysis import analyze
-from repro_lint.file_analysis import ModuleIdentity
-from repro_lint.config import Settings
-from repro_lint.program import ProjectModel, is_inert
+from repro_lint.analysis.python import analyze
+from repro_lint.analysis.result import ModuleIdentity
+from repro_lint.core.settings import Settings
+from repro_lint.program.model import ProjectModel, is_inert
 
 
 def model(files: dict[str, str], entry_points: tuple[str, ...] = ()) -> ProjectModel:

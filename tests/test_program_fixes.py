@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import textwrap
 
-import pytest
 
 from repro_lint.api import lint_paths
-from repro_lint.config import Settings
+from repro_lint.core.settings import Settings
 
 
 def assert_project_fix(project, before: str, after: str, rule: str, extra: dict[str, str] | None = None, **settings) -> None:

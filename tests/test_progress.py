@@ -6,8 +6,8 @@ import io
 
 import pytest
 
-from repro_lint import progress as progress_module
-from repro_lint.progress import MIN_FILES, Progress
+from repro_lint.engine import progress as progress_module
+from repro_lint.engine.progress import MIN_FILES, Progress
 
 
 class _Terminal(io.StringIO):

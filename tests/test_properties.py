@@ -24,9 +24,9 @@ from hypothesis import given, strategies as st
 from pyflakes import checker, messages
 
 from repro_lint.api import LintResult, lint_paths
-from repro_lint.config import Settings
-from repro_lint.fixes import applicable
-from repro_lint.rules.base import Finding
+from repro_lint.core.settings import Settings
+from repro_lint.engine.fixes import applicable
+from repro_lint.core.findings import Finding
 
 HERE = Path(__file__).resolve().parent
 REPOSITORY = HERE.parent

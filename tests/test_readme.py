@@ -16,7 +16,7 @@ import yaml
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from repro_lint.registry import REGISTRY
+from repro_lint.rules.registry import REGISTRY
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from repro_lint.api import lint_paths
-from repro_lint.config import Settings
+from repro_lint.core.settings import Settings
 from tests.conftest import assert_fix, lint
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from conftest import assert_fix, codes, lint
 from repro_lint.api import fix_source
-from repro_lint.config import Settings
+from repro_lint.core.settings import Settings
 from repro_lint.knowledge import load
 
 torch = pytest.importorskip("torch")

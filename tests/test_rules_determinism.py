@@ -50,7 +50,7 @@ def test_rep301_fix_title_says_the_value_changed():
     # The fix keeps the line's comment, which may praise the old value (`# speed!`): the title says
     # what the value was, so the reader of the fix knows to look at the comment.
     from repro_lint.api import lint_source
-    from repro_lint.config import Settings
+    from repro_lint.core.settings import Settings
 
     code = "import torch\ntorch.backends.cudnn.benchmark = args.fast  # speed!\n"
     [finding] = lint_source(code, "train.py", Settings(select=("REP301",)))
@@ -60,7 +60,7 @@ def test_rep301_fix_title_says_the_value_changed():
 
 def test_rep301_fix_is_unsafe():
     from repro_lint.api import fix_source
-    from repro_lint.config import Settings
+    from repro_lint.core.settings import Settings
 
     code = "import torch\ntorch.backends.cudnn.benchmark = True\n"
     assert fix_source(code, settings=Settings(select=("REP301",)), unsafe=False) == code
@@ -68,7 +68,7 @@ def test_rep301_fix_is_unsafe():
 
 def test_rep301_silent_in_inference_program(project):
     from repro_lint.api import lint_paths
-    from repro_lint.config import Settings
+    from repro_lint.core.settings import Settings
 
     root = project({
         "detect.py": """
@@ -95,7 +95,7 @@ def test_rep301_silent_in_inference_program(project):
 
 def test_rep301_reported_in_helper_reached_by_training_program(project):
     from repro_lint.api import lint_paths
-    from repro_lint.config import Settings
+    from repro_lint.core.settings import Settings
 
     root = project({
         "utils/setup.py": """
@@ -235,7 +235,7 @@ def test_rep303_silent_where_a_library_implements_warn():
 
 def test_rep301_judged_per_function_and_in_test_modules(project):
     from repro_lint.api import lint_paths
-    from repro_lint.config import Settings
+    from repro_lint.core.settings import Settings
 
     root = project({
         "utils/loaders.py": """

@@ -7,7 +7,7 @@ import pytest
 
 from conftest import assert_fix, codes, lint
 from repro_lint.api import fix_source, lint_paths, lint_source
-from repro_lint.config import Settings
+from repro_lint.core.settings import Settings
 from repro_lint.knowledge import load
 
 # A training program on CUDA that never enables deterministic algorithms; `{body}` runs in its loop.
@@ -579,9 +579,9 @@ def test_rep309_moved_settings_exist_where_the_fix_puts_them():
 
 
 def test_program_conditions_of_the_project_model():
-    from repro_lint.analysis import analyze
-    from repro_lint.file_analysis import ModuleIdentity
-    from repro_lint.program import ProjectModel
+    from repro_lint.analysis.python import analyze
+    from repro_lint.analysis.result import ModuleIdentity
+    from repro_lint.program.model import ProjectModel
 
     def facts(path: str, text: str):
         return analyze(textwrap.dedent(text), path, ModuleIdentity.from_relative_path(path), [], Settings()).facts

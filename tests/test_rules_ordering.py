@@ -189,7 +189,7 @@ def test_rep106_hash_fix(before, after):
 
 def test_rep106_hash_fix_is_unsafe():
     from repro_lint.api import fix_source
-    from repro_lint.config import Settings
+    from repro_lint.core.settings import Settings
 
     code = "bucket = hash(name) % 10\n"
     assert fix_source(code, settings=Settings(select=("REP106",))) == code

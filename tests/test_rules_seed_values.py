@@ -300,7 +300,7 @@ def test_rep105_without_a_safe_move_has_no_fix_but_names_the_first_draw(code):
 
 def test_rep105_building_a_module_runs_its_init_not_its_forward(project):
     from repro_lint.api import lint_paths
-    from repro_lint.config import Settings
+    from repro_lint.core.settings import Settings
 
     # timm tests/test_layers_drop.py: a layer whose forward draws is built, then the seed is set.
     layers = "import torch\nclass Drop(torch.nn.Module):\n    def forward(self, x):\n        return x * torch.rand_like(x)\n"

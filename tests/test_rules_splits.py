@@ -134,7 +134,7 @@ def test_rep204_fix(before, after):
 
 def test_rep204_fix_does_not_reuse_a_seed_option_that_defaults_to_none():
     from repro_lint.api import fix_source
-    from repro_lint.config import Settings
+    from repro_lint.core.settings import Settings
 
     code = (
         "from sklearn.model_selection import train_test_split\n"
@@ -146,7 +146,7 @@ def test_rep204_fix_does_not_reuse_a_seed_option_that_defaults_to_none():
 
 def test_seed_reuse_skips_an_imported_function_named_seed():
     from repro_lint.api import fix_source
-    from repro_lint.config import Settings
+    from repro_lint.core.settings import Settings
 
     code = "from random import seed\n" + "from torch.utils.data import random_split\nimport torch\nparts = random_split(ds, [1, 1])\n"
     assert "manual_seed(SEED)" in fix_source(code, settings=Settings(select=("REP203",)))
@@ -154,7 +154,7 @@ def test_seed_reuse_skips_an_imported_function_named_seed():
 
 def test_seed_reuse_skips_a_parameter_defaulting_to_none():
     from repro_lint.api import fix_source
-    from repro_lint.config import Settings
+    from repro_lint.core.settings import Settings
 
     code = "import torch\ndef split(ds, seed=None):\n    return torch.utils.data.random_split(ds, [1, 1])\n"
     assert "manual_seed(SEED)" in fix_source(code, settings=Settings(select=("REP203",)))

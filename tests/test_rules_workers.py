@@ -9,7 +9,7 @@ import pytest
 
 from conftest import assert_fix, lint
 from repro_lint.api import lint_paths
-from repro_lint.config import Settings
+from repro_lint.core.settings import Settings
 
 SPAWNED = """
     import argparse

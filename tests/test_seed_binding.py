@@ -12,7 +12,7 @@ from pyflakes.api import check
 from pyflakes.reporter import Reporter
 
 from repro_lint.api import fix_source, lint_paths, lint_source
-from repro_lint.config import Settings
+from repro_lint.core.settings import Settings
 from tests.conftest import assert_fix
 
 _RULES = ("REP202", "REP203", "REP204")

@@ -9,12 +9,12 @@ from click.testing import CliRunner
 
 from repro_lint.api import fix_source, lint_paths, lint_source
 from repro_lint.cli import main
-from repro_lint.config import Settings
-from repro_lint.file_analysis import FileAnalysis
-from repro_lint.problems import Problem
+from repro_lint.core.settings import Settings
+from repro_lint.analysis.result import FileAnalysis
+from repro_lint.core.problems import Problem
 from repro_lint.sources import scanner_for
 from repro_lint.sources.shell_lexer import lex
-from repro_lint.suppression import Suppressions
+from repro_lint.analysis.suppression import Suppressions
 
 SELECT = Settings(select=("REP305", "REP308", "REP001"))
 
@@ -387,7 +387,7 @@ def test_noqa_inside_a_scalar_is_no_comment():
 
 def test_every_scanned_suffix_has_a_scanner_and_a_validator():
     from repro_lint import sources
-    from repro_lint.discovery import LINTED_SUFFIXES, SCANNED_SUFFIXES
+    from repro_lint.engine.discovery import LINTED_SUFFIXES, SCANNED_SUFFIXES
 
     assert set(SCANNED_SUFFIXES) <= set(LINTED_SUFFIXES)
     for suffix in SCANNED_SUFFIXES:
@@ -434,7 +434,7 @@ def test_linting_only_scripts_does_not_read_the_python_project(project, monkeypa
     # Pre-commit passes the changed files: a changed config needs no facts of the project's modules.
     root = project({"train.py": "x = 1\n", "run.sh": "python train.py --use-flash-attn\n"})
     parsed = []
-    monkeypatch.setattr("repro_lint.analysis.analyze", lambda *args, **kwargs: parsed.append(args[1]))
+    monkeypatch.setattr("repro_lint.analysis.python.analyze", lambda *args, **kwargs: parsed.append(args[1]))
     assert [f.code for f in lint_paths([root / "run.sh"], Settings(select=("REP305",))).findings] == ["REP305"]
     assert parsed == []
 

@@ -4,7 +4,7 @@ import pytest
 
 from conftest import codes
 from repro_lint.api import fix_source, lint_paths, lint_source
-from repro_lint.config import Settings
+from repro_lint.core.settings import Settings
 
 LINE = "import torch\ntorch.backends.cudnn.benchmark = True{comment}\n"
 

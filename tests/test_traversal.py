@@ -8,7 +8,7 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from repro_lint.traversal import TRIVIA, walk
+from repro_lint.facts.traversal import TRIVIA, walk
 
 PACKAGE = Path(__file__).parent.parent / "repro_lint"
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from repro_lint.output.context import ReportContext, path_under_root
 from repro_lint.output.json_output import cell_location, finding_object
-from repro_lint.problems import Problem
-from repro_lint.rules.base import Finding
+from repro_lint.core.problems import Problem
+from repro_lint.core.findings import Finding
 
 
 def escape_data(text: str) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from repro_lint.rules.base import Applicability, Finding
+from repro_lint.core.findings import Applicability, Finding
 
 
 def finding_line(finding: Finding) -> str:

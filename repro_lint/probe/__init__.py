@@ -1,7 +1,8 @@
 """Runtime probe: judge the determinism settings a PyTorch process really runs with.
 
 This is the only part of repro_lint that uses torch, and it imports torch only when a probe
-function is called, so ``import repro_lint.probe`` stays cheap.
+function is called, so ``import repro_lint.probe`` stays cheap. It imports nothing else of
+repro_lint, and only the command line imports it: it runs inside the user's training environment.
 
     import repro_lint.probe
     repro_lint.probe.check(strict=True)   # after seeding and setting flags; raises ProbeFailure

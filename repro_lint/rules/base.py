@@ -1,65 +1,17 @@
-"""The rule API: findings, fixes, the two kinds of rule, and the registry."""
+"""The rule API: the two kinds of rule, and the registry."""
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from repro_lint.source import Position
+from repro_lint.core.findings import Finding, FixAvailability
 
 if TYPE_CHECKING:
     import libcst as cst
 
-    from repro_lint.context import FileContext, PendingFix
-    from repro_lint.program import ProjectModel
-
-
-class Applicability(enum.Enum):
-    """Ruff's fix safety: `--fix` applies safe fixes, `--unsafe-fixes` adds the others."""
-
-    SAFE = "safe"
-    UNSAFE = "unsafe"
-
-
-class FixAvailability(enum.Enum):
-    NONE = "none"
-    SOMETIMES = "sometimes"
-    ALWAYS = "always"
-
-
-@dataclass(frozen=True)
-class Edit:
-    """Replace the text between two positions of one file with `content` (an insertion when they are equal)."""
-
-    start: Position
-    end: Position
-    content: str
-
-
-@dataclass(frozen=True)
-class Fix:
-    applicability: Applicability
-    message: str
-    edits: tuple[Edit, ...]
-
-
-@dataclass(frozen=True)
-class Finding:
-    code: str
-    name: str
-    message: str
-    path: str
-    start: Position
-    end: Position
-    fix: Fix | None = None
-    # In a notebook, the cell (1-based among all its cells) that `start` and `end` count lines in.
-    cell: int | None = None
-
-    @property
-    def sort_key(self) -> tuple[str, int, int, str, str]:
-        return (self.path, self.start.line, self.start.column, self.code, self.message)
+    from repro_lint.facts.context import FileContext, PendingFix
+    from repro_lint.program.model import ProjectModel
 
 
 class RuleMeta:

@@ -8,15 +8,17 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from repro_lint.context import NodeEdit, PendingFix
-from repro_lint.edits import argument, is_literally_false, keyword, literal, off_unless_passed, replace_node, without_argument
-from repro_lint.declared import CUBLAS_REQUIRED_BEFORE
-from repro_lint.facts import ModuleFacts
-from repro_lint.message_text import elide, place
-from repro_lint.program import Located, Program, ProjectModel
-from repro_lint.program_fixes import insert_in_worker, insert_on_main_path, program_finding
-from repro_lint.rules.base import Applicability, Edit, Finding, Fix, FixAvailability, ProgramRule, Rule, register
-from repro_lint.source import Position
+from repro_lint.facts.context import NodeEdit, PendingFix
+from repro_lint.facts.edits import argument, is_literally_false, keyword, literal, off_unless_passed, without_argument
+from repro_lint.facts.context import replace_node
+from repro_lint.program.declared import CUBLAS_REQUIRED_BEFORE
+from repro_lint.facts.module_facts import ModuleFacts
+from repro_lint.core.message_text import elide, place
+from repro_lint.program.model import Located, Program, ProjectModel
+from repro_lint.program.fixes import insert_in_worker, insert_on_main_path, program_finding
+from repro_lint.core.findings import Applicability, Edit, Finding, Fix, FixAvailability
+from repro_lint.rules.base import ProgramRule, Rule, register
+from repro_lint.core.source import Position
 
 LIGHTNING_TRAINERS = frozenset({
     "lightning.Trainer",

@@ -6,13 +6,15 @@ import re
 
 import libcst as cst
 
-from repro_lint.context import NodeEdit, PendingFix
-from repro_lint.dataflow import index_for
-from repro_lint.edits import argument, has_star_args, literal, replace_node
+from repro_lint.facts.context import NodeEdit, PendingFix
+from repro_lint.facts.dataflow import index_for
+from repro_lint.facts.edits import argument, has_star_args, literal
+from repro_lint.facts.context import replace_node
 from repro_lint.knowledge import load
-from repro_lint.message_text import elide
-from repro_lint.rules.base import Applicability, FixAvailability, Rule, register
-from repro_lint.seed_values import DEFAULT_SEED, SEED_CONSTANT, SeedValues
+from repro_lint.core.message_text import elide
+from repro_lint.core.findings import Applicability, FixAvailability
+from repro_lint.rules.base import Rule, register
+from repro_lint.facts.seed_values import DEFAULT_SEED, SEED_CONSTANT, SeedValues
 
 _DATA = load("generators.json")
 BY_ARGUMENT: dict[str, str] = _DATA["seeded_by_argument"]

@@ -7,14 +7,15 @@ from collections.abc import Callable, Sequence
 
 import libcst as cst
 
-from repro_lint.context import FileContext, NodeEdit, PendingFix
-from repro_lint.dataflow import Kind, Leak, OrderFlow, index_for
-from repro_lint.edits import import_statement_edit
+from repro_lint.facts.context import FileContext, NodeEdit, PendingFix
+from repro_lint.facts.dataflow import Kind, Leak, OrderFlow, index_for
+from repro_lint.facts.context import import_statement_edit
 from repro_lint.knowledge import load
-from repro_lint.message_text import QUOTE_LIMIT, elide
-from repro_lint.names import dotted_name, terminal_name
-from repro_lint.rules.base import Applicability, FixAvailability, Rule, register
-from repro_lint.traversal import walk
+from repro_lint.core.message_text import QUOTE_LIMIT, elide
+from repro_lint.facts.names import dotted_name, terminal_name
+from repro_lint.core.findings import Applicability, FixAvailability
+from repro_lint.rules.base import Rule, register
+from repro_lint.facts.traversal import walk
 
 _SET_BUILDERS = frozenset({"builtins.set", "builtins.frozenset"})
 _HASH = frozenset({"builtins.hash"})

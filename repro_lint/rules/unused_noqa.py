@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from repro_lint.rules.base import FixAvailability, RuleMeta, register
-from repro_lint.suppression import UNUSED_NOQA
+from repro_lint.core.findings import FixAvailability
+from repro_lint.rules.base import RuleMeta, register
+
+UNUSED_NOQA = "REP002"
 
 
 @register
 class UnusedNoqa(RuleMeta):
     """Reported by the engine once every other rule has run on a project: only then is it known which
-    comments suppressed a finding (repro_lint.suppression.unused_noqa)."""
+    comments suppressed a finding (repro_lint.analysis.suppression.unused_noqa)."""
 
     code = UNUSED_NOQA
     name = "unused-noqa"

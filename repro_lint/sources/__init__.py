@@ -1,12 +1,15 @@
 """Files other than Python that the rules read: launch scripts (`.sh`) and configs (`.yaml`, `.yml`,
 `.json`). Each scanner turns a file's text into a `FileAnalysis` like the Python analysis does, with
-findings under the same codes, positions and `noqa` comments, so the engine treats them alike."""
+findings under the same codes, positions and `noqa` comments, so the engine treats them alike.
+
+May import `analysis` (notebooks run the Python analysis on their cells) and everything below it;
+only the engine imports the sources."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from repro_lint.file_analysis import FileAnalysis
+from repro_lint.analysis.result import FileAnalysis
 from repro_lint.sources.reports import empty
 
 _SHELL, _YAML, _JSON = (".sh",), (".yaml", ".yml"), (".json",)
@@ -40,7 +43,7 @@ def scanner_for(path: str) -> Scanner | None:
 
 def validator_for(path: str) -> Callable[[str], bool]:
     """What a fixed text must pass before the fix is kept (the file still parses)."""
-    from repro_lint.analysis import parses
+    from repro_lint.analysis.python import parses
     from repro_lint.sources import notebook
 
     if notebook.is_notebook(path):

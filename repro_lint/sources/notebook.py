@@ -20,10 +20,10 @@ import tokenize
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
-from repro_lint.file_analysis import ModuleIdentity
-from repro_lint.rules.base import Edit, Finding
-from repro_lint.source import Position
-from repro_lint.suppression import GENERATED_COMMENT
+from repro_lint.analysis.result import ModuleIdentity
+from repro_lint.core.findings import Edit, Finding
+from repro_lint.core.source import Position
+from repro_lint.analysis.suppression import GENERATED_COMMENT
 
 SUFFIX = ".ipynb"
 
@@ -187,7 +187,7 @@ class Notebook:
 
 def parses(code: str) -> bool:
     """What a fixed joined module must pass: it parses, and every marker is still there, in order."""
-    from repro_lint.analysis import parses as python_parses  # LibCST: loaded only when a fix is checked
+    from repro_lint.analysis.python import parses as python_parses  # LibCST: loaded only when a fix is checked
 
     return python_parses(code) and _markers_intact(code)
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from repro_lint.file_analysis import FileAnalysis
-from repro_lint.problems import Problem
-from repro_lint.rules.base import Applicability, Edit, Finding, Fix
-from repro_lint.rules.catalog import CATALOG
-from repro_lint.source import LineIndex
-from repro_lint.suppression import Suppressions
+from repro_lint.analysis.result import FileAnalysis
+from repro_lint.core.problems import Problem
+from repro_lint.core.findings import Applicability, Edit, Finding, Fix
+from repro_lint.core.catalog import CATALOG
+from repro_lint.core.source import LineIndex
+from repro_lint.analysis.suppression import Suppressions
 
 
 @dataclass(frozen=True)

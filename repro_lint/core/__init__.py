@@ -1,0 +1,7 @@
+"""The plain data every layer shares: positions and source reading (`source`), findings, fixes and
+edits (`findings`), the rule catalog as data (`catalog`), the run's settings and rule selection
+(`settings`), what kept a file from being analysed (`problems`), rule pages (`pages`), message
+quoting (`message_text`) and a memoised graph walk (`stack_memo`).
+
+May import nothing of repro-lint, and nothing heavy: a run answered from the cache loads these
+modules, never LibCST."""

@@ -1,0 +1,220 @@
+"""The cache at a project's root: per file, its analysis (findings, facts, suppressions), so an
+unchanged file is never parsed again; per project, the record of the last run, so an unchanged
+project is answered without loading one analysis or running the project pass, and a project whose
+changed files kept their facts without running the pass. Entries are keyed by the files' texts (the
+last run's record first by their times), where they sit, the settings and the tool's own build."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import shutil
+import tempfile
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from repro_lint.analysis.result import FileAnalysis
+from repro_lint.engine.discovery import project_root
+from repro_lint.program.declared import Declared
+from repro_lint.core.findings import Finding
+
+CACHE_FOLDER = ".repro_lint_cache"
+
+
+@cache
+def _tool_build() -> str:
+    """Changes whenever a source or data file of repro-lint changes, also in an editable install
+    where the version number stays the same."""
+    package = Path(__file__).resolve().parents[1]  # all of repro_lint, not only the engine
+    digest = hashlib.sha256()
+    for path in sorted(package.rglob("*")):
+        if path.suffix in (".py", ".json") and "probe" not in path.parts:
+            stat = path.stat()
+            digest.update(f"{path.relative_to(package)}:{stat.st_size}:{stat.st_mtime_ns}".encode())
+    return digest.hexdigest()
+
+
+class AnalysisCache:
+    def __init__(self, root: Path, settings_key: str) -> None:
+        self.folder = root / CACHE_FOLDER
+        self.settings_key = settings_key
+
+    def name(self, display: str, identity: str, text_digest: bytes) -> str:
+        """The entry's name: what a run's record lists to keep it from `prune`."""
+        key = hashlib.sha256("\0".join((_tool_build(), self.settings_key, display, identity, "")).encode())
+        key.update(text_digest)
+        return key.hexdigest()
+
+    def _path(self, display: str, identity: str, text_digest: bytes) -> Path:
+        name = self.name(display, identity, text_digest)
+        return self.folder / name[:2] / f"{name}.pickle"
+
+    def load(self, display: str, identity: str, text_digest: bytes) -> FileAnalysis | None:
+        """The analysis of the text whose SHA-256 is `text_digest`, analysed under this name."""
+        try:
+            with self._path(display, identity, text_digest).open("rb") as stream:
+                found = pickle.load(stream)
+        except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, IndexError, TypeError, ValueError):
+            return None  # missing, truncated or from an incompatible build: analysed again
+        return found if isinstance(found, FileAnalysis) else None
+
+    def store(self, display: str, identity: str, text_digest: bytes, analysis: FileAnalysis) -> None:
+        _store(self.folder, self._path(display, identity, text_digest), analysis)
+
+
+@dataclass(frozen=True)
+class RecordedFile:
+    """A file as the last run saw it: its identity in the cache, its size and times (None where they
+    were too recent to be trusted), and its text's SHA-256."""
+
+    identity: str
+    times: tuple[int, int, int, int] | None
+    digest: bytes
+
+
+@dataclass(frozen=True)
+class RecordedRun:
+    """A project's findings, and the entry modules whose folders' declarations (requirements, configs)
+    decided them: None where no program rule ran and no declaration was read.
+
+    The project pass's own results come with them, by file: a run where the changed files kept their
+    facts (up to moved lines and calls the pass cannot see) gets the same results from the pass, and
+    judges only those files' findings again."""
+
+    findings: list[Finding]
+    entries: tuple[str, ...] | None
+    declared: Declared | None
+    files: dict[str, RecordedFile]  # by display path
+    program_findings: list[Finding]  # before suppressions
+    verdicts: dict[tuple[object, ...], bool]  # the program model's answer to each local finding's question
+    analyses: frozenset[str]  # the names of the entries holding its files' analyses, which `prune` keeps
+    # The model's modules, and the last names of its functions: what tells a call the pass cannot see
+    # (program.is_inert) without loading any module's facts.
+    modules: frozenset[str]
+    function_names: frozenset[str]
+
+
+# FAT's modification times have a resolution of 2 s, the coarsest of the file systems in use.
+_CLOCK_TICK_NS = 2_000_000_000
+
+
+class LastRun:
+    """The record of the last run over one project with one set of settings and one build.
+
+    A file whose size and times are those recorded is taken as unchanged without reading it, as git's
+    index and Ruff's cache do. Times are recorded only for files older, by more than a clock tick,
+    than the moment they were taken: a file changed within the tick of its last change keeps its time
+    ("racy git"), and only its text would tell.
+    """
+
+    def __init__(self, root: Path, settings_key: str, files: Sequence[tuple[str, str, Path | None]]) -> None:
+        """`files`: each file's display path, identity and path (None where its text is not the file's
+        own, as after a fix in memory)."""
+        self.folder = root / CACHE_FOLDER
+        self.path = self.folder / f"run-{hashlib.sha256(settings_key.encode()).hexdigest()[:16]}.pickle"
+        self._build = f"{_tool_build()}\0{settings_key}"
+        self._files = files
+        taken = time.time_ns()
+        self._times: list[tuple[int, int, int, int] | None] = []
+        for _, _, path in files:
+            stat = _stat(path)
+            trusted = stat is not None and max(stat.st_mtime_ns, stat.st_ctime_ns) < taken - _CLOCK_TICK_NS
+            self._times.append((stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino) if trusted else None)  # type: ignore[union-attr]
+
+    def load(self) -> RecordedRun | None:
+        loaded = _load_record(self.path)
+        return loaded[1] if loaded is not None and loaded[0] == self._build else None
+
+    def known_digests(self, recorded: RecordedRun) -> list[bytes | None]:
+        """Each file's text's hash where its size and times are the recorded ones, without reading it;
+        None for the others. The text is the file's, however the run reads it (reported or for its
+        facts)."""
+        known: list[bytes | None] = []
+        for (display, _, _), times in zip(self._files, self._times):
+            file = recorded.files.get(display)
+            same = file is not None and times is not None and file.times == times
+            known.append(file.digest if same else None)  # type: ignore[union-attr]
+        return known
+
+    def files(self, digests: Iterable[bytes]) -> dict[str, RecordedFile]:
+        """The files as this run sees them, given their texts' hashes in the order of `files`."""
+        return {
+            display: RecordedFile(identity, times, digest)
+            for (display, identity, _), times, digest in zip(self._files, self._times, digests)
+        }
+
+    def store(self, recorded: RecordedRun) -> None:
+        _store(self.folder, self.path, (self._build, recorded))
+
+
+def _load_record(path: Path) -> tuple[str, RecordedRun] | None:
+    """A run's record and the build and settings it was made with."""
+    try:
+        with path.open("rb") as stream:
+            build, recorded = pickle.load(stream)
+    except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, IndexError, TypeError, ValueError):
+        return None
+    return (build, recorded) if isinstance(build, str) and isinstance(recorded, RecordedRun) else None
+
+
+# An entry that no record names yet may belong to a run still going on: an audit stores each file's
+# analysis as soon as it is done, and its record at the end.
+_UNNAMED_ENTRY_KEPT_S = 3600
+
+
+def prune(folder: Path) -> None:
+    """Remove the analyses no run's record names: of texts since changed, of files since removed, of
+    an older build. Each edit of a file adds an entry, and the cache would grow without end."""
+    named: set[str] = set()
+    for path in folder.glob("run-*.pickle"):
+        if (loaded := _load_record(path)) is not None:
+            named |= loaded[1].analyses
+    deadline = time.time() - _UNNAMED_ENTRY_KEPT_S
+    for entry in folder.glob("??/*.pickle"):
+        try:
+            if entry.stem not in named and entry.stat().st_mtime < deadline:
+                entry.unlink()
+        except OSError:
+            pass  # removed by another run, or a read-only cache
+
+
+def _stat(path: Path | None) -> os.stat_result | None:
+    try:
+        return os.stat(path) if path is not None else None
+    except OSError:
+        return None
+
+
+def _store(folder: Path, path: Path, value: object) -> None:
+    """Write atomically: a reader sees the old entry or the new one, never half of one."""
+    try:
+        if not folder.is_dir():
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / ".gitignore").write_text("# Created by repro-lint.\n*\n", encoding="utf-8")
+        path.parent.mkdir(exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        with os.fdopen(handle, "wb") as stream:
+            pickle.dump(value, stream, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(temporary, path)
+    except OSError:
+        pass  # a read-only project is linted without a cache
+
+
+def cache_folders(paths: Iterable[Path]) -> list[Path]:
+    """The caches of the projects the paths belong to or contain: at each one's project root, or at a
+    folder given outside any project (where `check` keeps it too)."""
+    found: set[Path] = set()
+    for given in paths:
+        folder = given.resolve() if given.is_dir() else given.resolve().parent
+        found.add((project_root(folder) or folder) / CACHE_FOLDER)
+        found.update(folder.rglob(CACHE_FOLDER))
+    return sorted(folder for folder in found if folder.is_dir())
+
+
+def remove_caches(folders: Iterable[Path]) -> None:
+    for folder in folders:
+        shutil.rmtree(folder)

@@ -1,0 +1,293 @@
+"""Which files to lint: walking folders, `.gitignore`, excludes, and each file's project root."""
+
+from __future__ import annotations
+
+import ast
+import errno
+import fnmatch
+import os
+import re
+import warnings
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from repro_lint.core.settings import Settings
+from repro_lint.knowledge import load
+
+# Launch scripts and configs are scanned for the settings the rules name (repro_lint/sources/).
+SCANNED_SUFFIXES = (".sh", ".yaml", ".yml", ".json")
+LINTED_SUFFIXES = (".py", ".ipynb", *SCANNED_SUFFIXES)
+PROJECT_MARKERS = ("pyproject.toml", "setup.cfg", ".git")
+# A `setup.py` marks a project root only when it is a build script: a module may be named so too.
+BUILD_SCRIPT = "setup.py"
+_SETUP_CALLS = frozenset(load("file_listing.json")["build_script_calls"])
+# Ruff's default excludes, plus our cache and notebook checkpoints.
+DEFAULT_EXCLUDE = (
+    ".bzr", ".direnv", ".eggs", ".git", ".git-rewrite", ".hg", ".ipynb_checkpoints", ".mypy_cache", ".nox",
+    ".pants.d", ".pytype", ".repro_lint_cache", ".ruff_cache", ".svn", ".tox", ".venv", "__pypackages__",
+    "_build", "buck-out", "build", "dist", "node_modules", "site-packages", "venv",
+)  # fmt: skip
+
+
+class MissingPath(Exception):
+    """A path given on the command line that cannot be linted: missing, a symlink loop, unreadable."""
+
+
+@dataclass(frozen=True)
+class SourcePath:
+    path: Path  # absolute
+    display: str  # as the user gave it, or relative to the current folder
+
+
+class _GitIgnore:
+    """One `.gitignore` file: patterns matched against paths relative to its folder."""
+
+    def __init__(self, folder: Path, lines: Sequence[str]) -> None:
+        self.folder = folder
+        self.rules: list[tuple[re.Pattern[str], bool, bool]] = []
+        for raw in lines:
+            line = raw.rstrip("\n").rstrip()
+            if not line or line.startswith("#"):
+                continue
+            negated = line.startswith("!")
+            line = line[1:] if negated else line
+            line = line.removeprefix("\\")
+            directory_only = line.endswith("/")
+            line = line.rstrip("/")
+            anchored = "/" in line
+            line = line.lstrip("/")
+            pattern = _glob_to_regex(line)
+            if not anchored:
+                pattern = f"(?:.*/)?{pattern}"
+            self.rules.append((re.compile(f"^{pattern}$"), negated, directory_only))
+
+    def verdict(self, relative: str, is_dir: bool) -> bool | None:
+        """True: ignored, False: re-included by a `!` pattern, None: not mentioned."""
+        result = None
+        for pattern, negated, directory_only in self.rules:
+            if directory_only and not is_dir:
+                continue
+            if pattern.match(relative):
+                result = not negated
+        return result
+
+
+def _glob_to_regex(glob: str) -> str:
+    out, index = [], 0
+    while index < len(glob):
+        char = glob[index]
+        if glob.startswith("**/", index):
+            out.append("(?:.*/)?")
+            index += 3
+            continue
+        if glob.startswith("/**", index) and index + 3 == len(glob):
+            out.append("/.*")
+            index += 3
+            continue
+        if glob.startswith("**", index):
+            out.append(".*")
+            index += 2
+            continue
+        if char == "*":
+            out.append("[^/]*")
+        elif char == "?":
+            out.append("[^/]")
+        elif char == "[":
+            close = glob.find("]", index + 1)
+            if close == -1:
+                out.append(re.escape(char))
+            else:
+                body = glob[index + 1 : close].replace("\\", "\\\\")
+                out.append("[" + ("^" + body[1:] if body.startswith("!") else body) + "]")
+                index = close
+        else:
+            out.append(re.escape(char))
+        index += 1
+    return "".join(out)
+
+
+def _read_gitignore(folder: Path) -> _GitIgnore | None:
+    try:
+        lines = (folder / ".gitignore").read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    return _GitIgnore(folder, lines)
+
+
+def _ignored(path: Path, is_dir: bool, ignores: Sequence[_GitIgnore]) -> bool:
+    result = False
+    for ignore in ignores:
+        verdict = ignore.verdict(path.relative_to(ignore.folder).as_posix(), is_dir)
+        if verdict is not None:
+            result = verdict
+    return result
+
+
+class Excluder:
+    """A path is excluded when its name or its path relative to the config's folder matches a
+    pattern, or lies under a folder that does. The patterns are compiled into one expression per
+    question: asking every pattern with `fnmatch` took a second per walk of a large tree."""
+
+    def __init__(self, settings: Settings) -> None:
+        base = settings.exclude if settings.exclude is not None else DEFAULT_EXCLUDE
+        patterns = (*base, *settings.extend_exclude)
+        root = settings.config_dir or Path.cwd().resolve()
+        self._root_prefix = root.as_posix().rstrip("/") + "/"
+        self._names = _any_of(patterns)
+        self._paths = _any_of((*patterns, *(pattern.rstrip("/") + "/*" for pattern in patterns)))
+
+    def excluded(self, path: Path) -> bool:
+        absolute = path.as_posix()
+        relative = absolute[len(self._root_prefix) :] if absolute.startswith(self._root_prefix) else absolute
+        return bool(self._names.match(path.name) or self._paths.match(relative))
+
+
+def _any_of(patterns: Sequence[str]) -> re.Pattern[str]:
+    return re.compile("|".join(fnmatch.translate(pattern) for pattern in patterns) or "(?!)")
+
+
+def display_path(path: Path, cwd: Path) -> str:
+    try:
+        return path.relative_to(cwd).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def walk(folder: Path, excluder: Excluder, ignores: tuple[_GitIgnore, ...] = ()) -> Iterator[Path]:
+    """Lintable files under `folder`, sorted, honouring `.gitignore` files and excludes. A stack of
+    open folders, not recursion: a tree may nest deeper than Python's recursion limit."""
+    pending = [_listing(folder, ignores)]
+    while pending:
+        entries, ignores = pending[-1]
+        entry = next(entries, None)
+        if entry is None:
+            pending.pop()
+            continue
+        path = Path(entry.path)
+        is_dir = entry.is_dir(follow_symlinks=False)
+        if excluder.excluded(path) or _ignored(path, is_dir, ignores):
+            continue
+        if is_dir:
+            pending.append(_listing(path, ignores))
+        elif path.suffix in LINTED_SUFFIXES and _is_file(entry):
+            yield path
+
+
+def _listing(folder: Path, ignores: tuple[_GitIgnore, ...]) -> tuple[Iterator[os.DirEntry[str]], tuple[_GitIgnore, ...]]:
+    """A folder's entries sorted by name, and the `.gitignore` files that apply to them."""
+    own = _read_gitignore(folder)
+    if own is not None:
+        ignores = (*ignores, own)
+    try:
+        entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
+    except OSError:
+        entries = []
+    return iter(entries), ignores
+
+
+def _is_file(entry: os.DirEntry[str]) -> bool:
+    """A file, or a link to one. A link in a loop leads to no file: it is passed over, as git and Ruff do."""
+    try:
+        return entry.is_file()
+    except OSError:
+        return False
+
+
+def _inherited_ignores(folder: Path) -> tuple[_GitIgnore, ...]:
+    """`.gitignore` files of the folders above `folder`, up to its project root."""
+    root = project_root(folder)
+    if root is None:
+        return ()
+    chain = [root / above for above in folder.relative_to(root).parents]
+    return tuple(ignore for parent in reversed(chain) if (ignore := _read_gitignore(parent)) is not None)
+
+
+def discover(paths: Sequence[Path], settings: Settings) -> list[SourcePath]:
+    excluder = Excluder(settings)
+    cwd = Path.cwd().resolve()
+    found: dict[Path, SourcePath] = {}
+    for given in paths:
+        _check_given(given)
+        absolute = given.resolve()
+        if absolute.is_dir():
+            for path in walk(absolute, excluder, _inherited_ignores(absolute)):
+                found.setdefault(path, SourcePath(path, display_path(path, cwd)))
+        else:
+            # Explicit files are linted even when excluded: pre-commit passes file names.
+            found.setdefault(absolute, SourcePath(absolute, given.as_posix() if not given.is_absolute() else display_path(absolute, cwd)))
+    return sorted(found.values(), key=lambda source: source.display)
+
+
+def _check_given(given: Path) -> None:
+    reason = unlintable(given)
+    if reason is not None:
+        raise MissingPath(reason)
+
+
+def unlintable(given: Path) -> str | None:
+    """Why a path given on the command line cannot be linted ("PATH: no such file or folder"); None
+    when it can."""
+    try:
+        given.stat()
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            return f"{given}: symlink loop"
+        if error.errno in (errno.ENOENT, errno.ENOTDIR):
+            return f"{given}: no such file or folder"
+        return f"{given}: {(error.strerror or str(error)).lower()}"
+    return None
+
+
+@lru_cache(maxsize=4096)
+def project_root(folder: Path) -> Path | None:
+    """The nearest folder holding pyproject.toml, setup.cfg, .git or a build script's setup.py; None
+    outside any project."""
+    return next((candidate for candidate in (folder, *folder.parents) if _marks_root(candidate)), None)
+
+
+@lru_cache(maxsize=4096)
+def _marks_root(folder: Path) -> bool:  # each folder of a tree asked once
+    return any((folder / marker).exists() for marker in PROJECT_MARKERS) or _is_build_script(folder / BUILD_SCRIPT)
+
+
+def _is_build_script(path: Path) -> bool:
+    """A `setup.py` that calls setuptools' or distutils' `setup()`, anywhere in it (fairseq calls it
+    from a `do_setup()` function; pytorch-lightning's trainer/setup.py, a module, calls none). Read with
+    `ast`, which resolves the imports' aliases and passes over comments and strings as a text search
+    would not; a file Python 3 cannot parse (an old build script's `print "..."`) keeps the name's
+    meaning."""
+    try:
+        with warnings.catch_warnings():  # an invalid escape in its strings is not ours to report
+            warnings.simplefilter("ignore")
+            tree = ast.parse(path.read_bytes())
+    except OSError:
+        return False
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return True
+    imported: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                bound = alias.asname or alias.name.partition(".")[0]  # `import a.b` binds `a`
+                imported[bound] = alias.name if alias.asname else bound
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            imported.update((alias.asname or alias.name, f"{node.module}.{alias.name}") for alias in node.names)
+    return any(isinstance(node, ast.Call) and _qualified(node.func, imported) in _SETUP_CALLS for node in ast.walk(tree))
+
+
+def _qualified(func: ast.expr, imported: dict[str, str]) -> str | None:
+    """`st.setup` after `import setuptools as st` -> `setuptools.setup`; None for other callees."""
+    parts: list[str] = []
+    while isinstance(func, ast.Attribute):
+        parts.append(func.attr)
+        func = func.value
+    if not isinstance(func, ast.Name) or func.id not in imported:
+        return None
+    return ".".join([imported[func.id], *reversed(parts)])
+
+
+def project_files(root: Path, settings: Settings) -> list[Path]:
+    """The project's modules, read for their facts; launch scripts and configs have none."""
+    return [path for path in walk(root, Excluder(settings)) if path.suffix not in SCANNED_SUFFIXES]

@@ -1,0 +1,140 @@
+"""Applying fixes: non-overlapping text edits, a parse check, atomic writes and diffs."""
+
+from __future__ import annotations
+
+import difflib
+import os
+import stat
+import tempfile
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from repro_lint.core.findings import Applicability, Finding, Fix
+from repro_lint.core.source import LineIndex
+
+MAX_FIX_ROUNDS = 10
+
+
+def applicable(finding: Finding, unsafe: bool) -> bool:
+    return finding.fix is not None and (unsafe or finding.fix.applicability is Applicability.SAFE)
+
+
+def _spans(fix: Fix, index: LineIndex) -> list[tuple[int, int, str]]:
+    return sorted((index.offset(edit.start), index.offset(edit.end), edit.content) for edit in fix.edits)
+
+
+def _overlaps(span: tuple[int, int, str], taken: list[tuple[int, int, str]]) -> bool:
+    start, end, _ = span
+    # Two insertions at one offset conflict too: their order would be arbitrary.
+    return any(start < other_end and other_start < end or start == other_start for other_start, other_end, _ in taken)
+
+
+def apply_fixes(text: str, fixes: Iterable[Fix], parses: Callable[[str], bool]) -> tuple[str, int]:
+    """Apply as many fixes as do not overlap, each whole or not at all, and only if the result still
+    parses. Returns the new text and how many fixes were applied; the caller re-lints and calls again
+    for the fixes that were held back (overlapping ones are applied in a later round)."""
+    index = LineIndex(text)
+    chosen: list[list[tuple[int, int, str]]] = []
+    taken: list[tuple[int, int, str]] = []
+    for fix in sorted(fixes, key=lambda fix: (_spans(fix, index)[0][:2], fix.message)):
+        spans = _spans(fix, index)
+        if any(_overlaps(span, taken) for span in spans):
+            continue
+        chosen.append(spans)
+        taken.extend(spans)
+    if not chosen:
+        return text, 0
+    result = _splice(text, taken)
+    if parses(result):
+        return result, len(chosen)
+    # One of them breaks the code: keep only those that are fine on their own.
+    good = [spans for spans in chosen if parses(_splice(text, spans))]
+    if len(good) == len(chosen) or not good:
+        return text, 0
+    result = _splice(text, [span for spans in good for span in spans])
+    return (result, len(good)) if parses(result) else (text, 0)
+
+
+def _splice(text: str, spans: list[tuple[int, int, str]]) -> str:
+    for start, end, content in sorted(spans, reverse=True):
+        text = text[:start] + content + text[end:]
+    return text
+
+
+def unified_diff(path: str, before: str, after: str) -> str:
+    return "".join(
+        difflib.unified_diff(
+            before.splitlines(keepends=True), after.splitlines(keepends=True), fromfile=f"a/{path}", tofile=f"b/{path}"
+        )
+    )
+
+
+class NotWritten(Exception):
+    """A fixed text that was not written: the file is as it was, for the reason given."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+def write_atomically(path: Path, text: str, encoding: str, read: str) -> None:
+    """Replace the file with `text` through a temporary file in the same folder renamed over it, so
+    a crash never leaves a half-written source file. `read` is the file's text as it was read and
+    fixed: a file that no longer holds it was edited meanwhile, and is left alone rather than lose
+    that edit. The file keeps its permissions, owner and encoding; a read-only file, or one whose
+    owner a new file cannot get, is not written. Raises NotWritten."""
+    path = Path(os.path.realpath(path))  # a symbolic link stays one: the file it names is replaced
+    try:
+        status = path.stat()
+    except OSError as error:
+        raise NotWritten(path, f"cannot read its permissions: {error.strerror or error}") from None
+    # Root may write any file: one that nobody may write is read-only all the same.
+    if not os.access(path, os.W_OK) or not status.st_mode & 0o222:
+        raise NotWritten(path, "the file is read-only")
+    try:
+        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as error:
+        raise NotWritten(path, f"cannot create a file in its folder: {error.strerror or error}") from None
+    try:
+        with os.fdopen(handle, "w", encoding=encoding, newline="") as stream:
+            stream.write(text)
+            stream.flush()
+            os.fsync(stream.fileno())
+        if not _keep_owner(Path(temporary), status):
+            raise NotWritten(path, "it belongs to another user or group, which a rewritten file could not keep")
+        os.chmod(temporary, stat.S_IMODE(status.st_mode))
+        if not _holds(path, read.encode(encoding)):
+            raise NotWritten(path, "the file changed after it was read; run again to fix the new text")
+        os.replace(temporary, path)
+    except OSError as error:
+        Path(temporary).unlink(missing_ok=True)
+        raise NotWritten(path, error.strerror or str(error)) from None
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def _keep_owner(temporary: Path, status: os.stat_result) -> bool:
+    """Give the new file the old one's owner and group, if the process may: a rewrite must not hand
+    a file that belongs to someone else to the user running the fix."""
+    new = temporary.stat()
+    if (new.st_uid, new.st_gid) == (status.st_uid, status.st_gid):
+        return True
+    try:
+        os.chown(temporary, status.st_uid, status.st_gid)
+    except OSError:
+        return False
+    return True
+
+
+def _holds(path: Path, expected: bytes) -> bool:
+    """Whether the file's bytes are `expected`, and were not being changed while read (its size and
+    modification time the same before and after)."""
+    try:
+        before = path.stat()
+        data = path.read_bytes()
+        after = path.stat()
+    except OSError:
+        return False
+    return data == expected and (before.st_size, before.st_mtime_ns) == (after.st_size, after.st_mtime_ns)

@@ -1,0 +1,950 @@
+"""A small, per-module data flow: where does a value go after the expression that made it?
+
+Several rules need more than one statement to decide: a directory listing is harmless when the list
+is sorted two lines later (REP107), a set is harmless when it is only used for membership (REP106), a
+`DistributedSampler` is fine when `set_epoch` is called on its name anywhere (REP205), a DataLoader's
+dataset is a variable assigned elsewhere (REP201). This module gives them one shared view of the
+module instead of ad-hoc loops in each rule:
+
+- `ModuleIndex`: parent links, pre-order positions and the occurrences of every name and attribute
+  chain (`files`, `self.samples`), built in one traversal and cached per file.
+- `OrderFlow`: follows a value whose order is arbitrary (a listing, a set) through expressions,
+  names, attributes and loops to its first order-dependent use, if any.
+
+The analysis is deliberately simple and errs towards silence: it is flow-insensitive about
+conditions (a sort on any path counts as sorting, as the catalog asks), it does not follow values
+into other functions' parameters, and a value it cannot follow is treated as harmless.
+"""
+
+from __future__ import annotations
+
+import enum
+import weakref
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Literal
+
+import libcst as cst
+from libcst._nodes.internal import CodegenState
+
+from repro_lint.facts.context import FileContext, NodeEdit
+from repro_lint.knowledge import load
+from repro_lint.facts.names import SCOPE_TYPES, ScopeNode, dotted_name
+from repro_lint.facts.traversal import walk
+
+_TARGET_WRAPPERS = (cst.Tuple, cst.List, cst.Element, cst.StarredElement)
+_IMPORTS = frozenset({cst.ImportAlias, cst.ImportFrom, cst.Import})
+
+Role = Literal["use", "bind", "augment"]
+
+
+class ModuleIndex(cst.CSTVisitor):
+    """Parent links, pre-order positions and name occurrences of one module. Keyed by `id(node)`: a
+    node's own `__hash__` is Python code, and the index holds the module, so identities stay unique."""
+
+    def __init__(self, module: cst.Module) -> None:
+        self._parent: dict[int, cst.CSTNode] = {}
+        self._order: dict[int, int] = {}
+        self._end: dict[int, int] = {}
+        self._scope: dict[int, ScopeNode] = {}
+        self._occurrences: dict[str, list[cst.CSTNode]] = defaultdict(list)
+        self._attributes: dict[str, list[cst.Attribute]] = defaultdict(list)
+        self._stack: list[cst.CSTNode] = []
+        self._scopes: list[ScopeNode] = []
+        self._counter = 0
+        self.module = module
+        walk(module, self)
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self._stack:
+            self._parent[id(node)] = self._stack[-1]
+        self._order[id(node)] = self._counter
+        self._counter += 1
+        self._stack.append(node)
+        # Exact types, for every node: see names.py.
+        if type(node) is cst.Attribute:
+            self._attributes[node.attr.value].append(node)
+        if (type(node) is cst.Name or type(node) is cst.Attribute) and self._is_reference(node):
+            dotted = dotted_name(node)
+            if dotted is not None:
+                self._occurrences[dotted].append(node)
+                self._scope[id(node)] = self._scopes[-1]
+        if type(node) in SCOPE_TYPES:
+            self._scopes.append(node)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        # A tick of its own: a node ends after everything in it, also where its last child is its last
+        # token (a binding takes effect after every read in its value).
+        self._end[id(original_node)] = self._counter
+        self._counter += 1
+        self._stack.pop()
+        if type(original_node) in SCOPE_TYPES:
+            self._scopes.pop()
+
+    def _is_reference(self, node: cst.Name | cst.Attribute) -> bool:
+        """Whether the node names a variable or attribute chain (not `attr` of `x.attr`, a keyword
+        argument's name, or the name of a def, class or import)."""
+        parent = self._stack[-2] if len(self._stack) > 1 else None
+        if type(parent) is cst.Attribute and parent.attr is node:
+            return False
+        if type(parent) is cst.Arg and parent.keyword is node:
+            return False
+        if (type(parent) is cst.FunctionDef or type(parent) is cst.ClassDef) and parent.name is node:
+            return False
+        return type(parent) not in _IMPORTS
+
+    # --- navigation -------------------------------------------------------------------------
+
+    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        return self._parent.get(id(node))
+
+    def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+        current = self._parent.get(id(node))
+        while current is not None:
+            yield current
+            current = self._parent.get(id(current))
+
+    def order(self, node: cst.CSTNode) -> int:
+        return self._order[id(node)]
+
+    def end(self, node: cst.CSTNode) -> int:
+        return self._end[id(node)]
+
+    def contains(self, outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
+        return self._order[id(outer)] <= self._order[id(inner)] <= self._end[id(outer)]
+
+    def scope(self, node: cst.CSTNode) -> ScopeNode:
+        """The function, lambda, class body or module a node belongs to (comprehensions are not scopes here)."""
+        scope = self._scope.get(id(node))
+        if scope is not None:
+            return scope
+        for ancestor in self.ancestors(node):
+            if type(ancestor) in SCOPE_TYPES and ancestor is not node:
+                return ancestor
+        return self.module
+
+    def enclosing(self, node: cst.CSTNode, kinds: type | tuple[type, ...]) -> cst.CSTNode | None:
+        return next((ancestor for ancestor in self.ancestors(node) if isinstance(ancestor, kinds)), None)
+
+    def statement(self, node: cst.CSTNode) -> cst.CSTNode:
+        """The simple or compound statement a node belongs to."""
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+                return ancestor
+        return node
+
+    def never_runs(self, node: cst.CSTNode) -> bool:
+        """Whether `node` sits where code switched off by hand puts it: past the body of `if True:`
+        (`if True:  # args.distributed:`, then an `else` that is dead), or in the body of `if False:`."""
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, cst.If) and isinstance(ancestor.test, cst.Name) and ancestor.test.value in ("True", "False"):
+                if self.contains(ancestor.body, node) == (ancestor.test.value == "False"):
+                    return True
+        return False
+
+    def occurrences(self, dotted: str) -> list[cst.CSTNode]:
+        return self._occurrences.get(dotted, [])
+
+    def occurrences_of_attribute(self, attribute: str) -> list[cst.Attribute]:
+        """Every `<anything>.attribute`, whatever the receiver."""
+        return self._attributes.get(attribute, [])
+
+    # --- bindings ---------------------------------------------------------------------------
+
+    def role(self, node: cst.CSTNode) -> Role:
+        """Whether an occurrence reads the name, binds it (assignment, loop or `with` target, parameter,
+        `del`), or updates it in place (`x += ...`)."""
+        child = node
+        for parent in self.ancestors(node):
+            if isinstance(parent, _TARGET_WRAPPERS):
+                child = parent
+                continue
+            if isinstance(parent, cst.AssignTarget):
+                return "bind"
+            if isinstance(parent, (cst.AnnAssign, cst.NamedExpr)) and parent.target is child:
+                return "bind"
+            if isinstance(parent, cst.AugAssign) and parent.target is child:
+                return "augment"
+            if isinstance(parent, (cst.For, cst.CompFor)) and parent.target is child:
+                return "bind"
+            if isinstance(parent, cst.AsName) or isinstance(parent, cst.Del):
+                return "bind"
+            if isinstance(parent, cst.Param) and parent.name is child:
+                return "bind"
+            return "use"
+        return "use"
+
+    def effective_order(self, node: cst.CSTNode) -> int:
+        """When an occurrence takes effect: a target is bound after its statement's value is computed,
+        so `files = sorted(files)` reads the old `files` before binding the new one."""
+        if self.role(node) == "use":
+            return self._order[id(node)]
+        for parent in self.ancestors(node):
+            if isinstance(parent, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.NamedExpr)) and parent.value is not None:
+                return self._end[id(parent.value)]
+            if isinstance(parent, (cst.For, cst.CompFor)):
+                return self._end[id(parent.iter)]
+            if isinstance(parent, cst.WithItem):
+                return self._end[id(parent.item)]
+            if isinstance(parent, (cst.BaseSmallStatement, cst.BaseCompoundStatement, cst.Param)):
+                break
+        return self._order[id(node)]
+
+    def assigned_value(self, target: cst.CSTNode) -> tuple[cst.BaseExpression, int | None] | None:
+        """For a binding occurrence: the value assigned, and the position inside a tuple target
+        (`train, val = random_split(...)` binds `val` to element 1), or None when not an assignment."""
+        child, position = target, None
+        for parent in self.ancestors(target):
+            if isinstance(parent, cst.Element):
+                child = parent
+                continue
+            if isinstance(parent, (cst.Tuple, cst.List)):
+                if position is not None:
+                    return None
+                position = next((index for index, element in enumerate(parent.elements) if element is child), None)
+                child = parent
+                continue
+            if isinstance(parent, cst.AssignTarget):
+                child = parent
+                continue
+            if isinstance(parent, cst.Assign):
+                return parent.value, position
+            if isinstance(parent, (cst.AnnAssign, cst.NamedExpr)) and parent.value is not None and parent.target is child:
+                return parent.value, position
+            return None
+        return None
+
+    def shadowed_by_comprehension(self, node: cst.CSTNode, dotted: str) -> bool:
+        """Whether `node` names a comprehension's own variable (`f` in `[g(f) for f in files]`), which
+        is not the variable of the same name outside it."""
+        head = dotted.partition(".")[0]
+        for ancestor in self.ancestors(node):
+            if type(ancestor) in SCOPE_TYPES:
+                return False
+            if isinstance(ancestor, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+                clause: cst.CompFor | None = ancestor.for_in
+                first = True
+                while clause is not None:
+                    # The first clause's iterable is evaluated outside the comprehension.
+                    inside = not (first and self.contains(clause.iter, node))
+                    if inside and head in _target_names(clause.target):
+                        return True
+                    clause, first = clause.inner_for_in, False
+        return False
+
+    def binds_locally(self, scope: ScopeNode, dotted: str) -> bool:
+        return any(self.scope(node) is scope and self.role(node) != "use" for node in self.occurrences(dotted))
+
+    def method_class(self, scope: ScopeNode) -> cst.ClassDef | None:
+        """The class whose method `scope` is (`def f(self)` directly in a class body)."""
+        if not isinstance(scope, cst.FunctionDef):
+            return None
+        block = self.parent(scope)
+        owner = self.parent(block) if block is not None else None
+        return owner if isinstance(owner, cst.ClassDef) else None
+
+
+def _target_names(target: cst.BaseExpression) -> set[str]:
+    if isinstance(target, cst.Name):
+        return {target.value}
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return {name for element in target.elements for name in _target_names(element.value)}
+    if isinstance(target, cst.StarredElement):
+        return _target_names(target.value)
+    return set()
+
+
+def indentation(index: ModuleIndex, node: cst.CSTNode) -> list[str]:
+    """The indent tokens in effect at `node`: one per enclosing indented block, outermost first."""
+    module = index.module
+    return [
+        block.indent if block.indent is not None else module.default_indent
+        for block in reversed(list(index.ancestors(node)))
+        if isinstance(block, cst.IndentedBlock)
+    ]
+
+
+def code_in_place(index: ModuleIndex, original: cst.CSTNode, replacement: cst.CSTNode) -> str:
+    """The code of `replacement` as it will read where `original` stands.
+
+    `Module.code_for_node` generates a node as if it stood at the module's top level, so the
+    continuation lines of a multi-line call inside a function lose the function's indentation;
+    generating with the enclosing blocks' indent tokens keeps them."""
+    module = index.module
+    state = CodegenState(default_indent=module.default_indent, default_newline=module.default_newline)
+    state.indent_tokens.extend(indentation(index, original))
+    replacement._codegen(state)
+    return "".join(state.tokens)
+
+
+_INDEXES: weakref.WeakKeyDictionary[FileContext, ModuleIndex] = weakref.WeakKeyDictionary()
+
+
+def index_for(context: FileContext) -> ModuleIndex:
+    """The index of the context's module, built on first use and shared by every rule."""
+    index = _INDEXES.get(context)
+    if index is None:
+        index = _INDEXES[context] = ModuleIndex(context.module)
+    return index
+
+
+def replace_in_place(context: FileContext, original: cst.CSTNode, replacement: cst.CSTNode) -> NodeEdit:
+    """`edits.replace_node`, keeping the indentation of multi-line nodes inside blocks."""
+    return NodeEdit(original, code_in_place(index_for(context), original, replacement))
+
+
+def is_self_attribute(index: ModuleIndex, node: cst.CSTNode, dotted: str) -> bool:
+    """Whether `dotted` is `self.x` (or `cls.x`) written inside a method of a class."""
+    head, _, rest = dotted.partition(".")
+    if not rest or "." in rest or head not in ("self", "cls"):
+        return False
+    scope = index.scope(node)
+    while isinstance(scope, (cst.FunctionDef, cst.Lambda)) and index.method_class(scope) is None:
+        scope = index.scope(scope)
+    return isinstance(scope, cst.FunctionDef) and index.method_class(scope) is not None
+
+
+def scope_chain(index: ModuleIndex, node: cst.CSTNode) -> list[ScopeNode]:
+    """The scopes around `node`, module first: what name resolution needs for a node found outside
+    the traversal (the context's own scope stack only describes where the traversal is)."""
+    inner = [ancestor for ancestor in index.ancestors(node) if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda))]
+    return [index.module, *reversed(inner)]
+
+
+def owning_class(index: ModuleIndex, node: cst.CSTNode) -> cst.ClassDef | None:
+    """The class whose method (possibly through nested functions) contains `node`."""
+    scope = index.scope(node)
+    while not isinstance(scope, cst.Module):
+        owner = index.method_class(scope)
+        if owner is not None:
+            return owner
+        scope = index.scope(scope)
+    return None
+
+
+def bound_values(index: ModuleIndex, expr: cst.BaseExpression) -> list[tuple[cst.BaseExpression, int | None]]:
+    """The expressions `expr` may stand for, with the tuple position for unpacked assignments.
+
+    A call or literal stands for itself; a name for every value assigned to it in the innermost scope
+    that binds it (but in a branch that never runs); `self.x` for every value assigned to it in any
+    method of its class; `a if c else b` and `a or b` for both sides. A name bound by a parameter or
+    loop stands for nothing known. Chains of assignments are followed to their end, each assignment
+    once (`x = x if c else x` repeated would otherwise double the work at every line)."""
+    found: list[tuple[cst.BaseExpression, int | None]] = []
+    followed: set[int] = set()
+    pending = [expr]  # a stack, in reverse: values come out in the order they are written
+    while pending:
+        current = pending.pop()
+        if isinstance(current, cst.IfExp):
+            pending += (current.orelse, current.body)
+            continue
+        if isinstance(current, cst.BooleanOperation):
+            pending += (current.right, current.left)
+            continue
+        dotted = dotted_name(current) if isinstance(current, (cst.Name, cst.Attribute)) else None
+        if dotted is None:
+            found.append((current, None))
+            continue
+        values: list[cst.BaseExpression] = []
+        for node in _bindings_of(index, current, dotted):
+            if id(node) in followed or index.never_runs(node):
+                continue
+            followed.add(id(node))
+            assigned = index.assigned_value(node)
+            if assigned is None:
+                continue
+            value, position = assigned
+            if position is None:
+                values.append(value)
+            else:
+                found.append((value, position))
+        pending.extend(reversed(values))
+    return found
+
+
+def _bindings_of(index: ModuleIndex, expr: cst.BaseExpression, dotted: str) -> list[cst.CSTNode]:
+    """The occurrences binding the name or `self.x` attribute `expr` reads (see `bound_values`)."""
+    if is_self_attribute(index, expr, dotted):
+        owner = owning_class(index, expr)
+        return [
+            node
+            for node in index.occurrences(dotted)
+            if owner is not None and index.contains(owner, node) and index.role(node) == "bind"
+        ]
+    if "." in dotted:
+        return []
+    scope: ScopeNode = index.scope(expr)
+    while True:
+        bindings = [node for node in index.occurrences(dotted) if index.scope(node) is scope and index.role(node) == "bind"]
+        if bindings or isinstance(scope, cst.Module):
+            return bindings
+        scope = index.scope(scope)
+        while isinstance(scope, cst.ClassDef):
+            scope = index.scope(scope)
+
+
+# --- order flow ------------------------------------------------------------------------------
+
+
+class Kind(enum.Enum):
+    SEQUENCE = "sequence"  # a list or iterator in an arbitrary order
+    SET = "set"  # a set or dict view: order-free itself, but iterating it gives an arbitrary order
+    MAPPING = "mapping"  # a dict whose keys were inserted in an arbitrary order
+
+
+@dataclass(frozen=True)
+class Leak:
+    """Where an arbitrary order becomes observable, and the expression whose iteration order it is."""
+
+    use: cst.CSTNode
+    iterable: cst.CSTNode
+
+
+class _Stop:
+    """The value is sorted here (`files.sort()`): nothing after this point sees the arbitrary order."""
+
+
+STOP = _Stop()
+Outcome = Leak | _Stop | None
+
+
+@dataclass(frozen=True)
+class _Next:
+    node: cst.CSTNode
+    kind: Kind
+    iterable: cst.CSTNode
+
+
+class _Vocabulary:
+    """What calls and methods do with the order of their argument (`knowledge/order_uses.json`)."""
+
+    def __init__(self) -> None:
+        data = load("order_uses.json")
+        self.sorting = frozenset(data["sorting"])
+        self.order_free = frozenset(data["order_free"]) | self.sorting
+        self.order_free_methods = frozenset(data["order_free_methods"])
+        self.order_keeping = frozenset(data["order_keeping"])
+        self.order_keeping_methods = frozenset(data["order_keeping_methods"])
+        self.order_using = frozenset(data["order_using"])
+        self.kind_keeping = frozenset(data["kind_keeping"])
+        self.order_numbering = frozenset(data["order_numbering"])
+        self.set_methods = frozenset(data["set_methods"])
+        self.mapping_views = frozenset(data["mapping_views"])
+        self.growers = frozenset(data["growers"])
+
+
+VOCABULARY = _Vocabulary()
+_MAX_DEPTH = 24
+
+
+def _names_in(node: cst.CSTNode) -> set[str]:
+    return {child.value for child in _walk_nodes(node) if isinstance(child, cst.Name)}
+
+
+def _is_full_slice(node: cst.Subscript) -> bool:
+    return (
+        len(node.slice) == 1
+        and isinstance(node.slice[0].slice, cst.Slice)
+        and node.slice[0].slice.lower is None
+        and node.slice[0].slice.upper is None
+    )
+
+
+class OrderFlow:
+    """Follows a value in an arbitrary order to its first order-dependent use."""
+
+    def __init__(self, context: FileContext, escapes: bool = True) -> None:
+        """`escapes`: whether a sequence returned or yielded to the caller counts as used in order. A
+        listing returned by a helper is the caller's file list; a list made from a set and returned
+        (`return list(names)`) is more often a collection of names, so REP106 leaves it to the caller."""
+        self.context = context
+        self.index = index_for(context)
+        self.words = VOCABULARY
+        self.escapes = escapes
+        self._seen: set[tuple[str, cst.CSTNode]] = set()
+
+    def leak(self, source: cst.CSTNode, kind: Kind) -> Leak | None:
+        """The first order-dependent use of `source`'s value, or None when every use is order-free,
+        sorted first, or cannot be followed."""
+        self._seen = set()
+        outcome = self._follow(source, kind, source, 0)
+        return outcome if isinstance(outcome, Leak) else None
+
+    def leak_of_name(self, dotted: str, anchor: cst.CSTNode, source: cst.CSTNode) -> Leak | None:
+        """The first order-dependent use of a sequence bound to `dotted` at `anchor` (a loop target
+        such as `os.walk`'s list of files), reported against `source`."""
+        self._seen = set()
+        outcome = self._bound(dotted, anchor, Kind.SEQUENCE, source, 0)
+        return outcome if isinstance(outcome, Leak) else None
+
+    # --- one expression up to its statement --------------------------------------------------
+
+    def _follow(self, node: cst.CSTNode, kind: Kind, iterable: cst.CSTNode, depth: int) -> Outcome:
+        step: _Next | Outcome = _Next(node, kind, iterable)
+        while isinstance(step, _Next):
+            if depth > _MAX_DEPTH:
+                return None
+            depth += 1
+            step = self._step(step.node, step.kind, step.iterable, depth)
+        if isinstance(step, Leak) and self.index.enclosing(step.use, (cst.Raise, cst.Assert)) is not None:
+            return None  # an error message naming an arbitrary element changes no result
+        return step
+
+    def _step(self, child: cst.CSTNode, kind: Kind, iterable: cst.CSTNode, depth: int) -> _Next | Outcome:
+        parent = self.index.parent(child)
+        # A conversion from a set to a sequence: from here on the set's iteration order is what leaks.
+        to_sequence = iterable if kind is Kind.SEQUENCE else child
+        if parent is None:
+            return None
+        if isinstance(parent, cst.Arg):
+            call = self.index.parent(parent)
+            if not isinstance(call, cst.Call) or parent.keyword is not None and parent.keyword.value == "key":
+                return None
+            return self._argument(call, parent, child, kind, iterable, depth)
+        if isinstance(parent, cst.Comparison):
+            return None
+        if isinstance(parent, (cst.If, cst.While, cst.Assert, cst.UnaryOperation, cst.FormattedStringExpression)):
+            return None
+        if isinstance(parent, cst.IfExp):
+            return None if parent.test is child else _Next(parent, kind, iterable)
+        if isinstance(parent, cst.BooleanOperation):
+            return _Next(parent, kind, iterable)
+        if isinstance(parent, cst.Subscript):
+            return self._subscript(parent, child, kind, iterable)
+        if isinstance(parent, cst.Attribute):
+            return self._attribute(parent, kind, iterable)
+        if isinstance(parent, cst.BinaryOperation):
+            return self._binary(parent, kind, iterable)
+        if isinstance(parent, cst.CompFor):
+            return self._comprehension(parent, child, kind, iterable)
+        if isinstance(parent, (cst.ListComp, cst.GeneratorExp)) and parent.elt is child:
+            return _Next(parent, kind, iterable) if kind is Kind.SEQUENCE else None
+        if isinstance(parent, (cst.Element, cst.StarredElement)):
+            return self._element(parent, child, kind, iterable)
+        if isinstance(parent, cst.For):
+            return self._loop(parent, kind, to_sequence, depth) if parent.iter is child else None
+        if isinstance(parent, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.NamedExpr)):
+            return self._assignment(parent, child, kind, iterable, depth)
+        if isinstance(parent, cst.Return):
+            return Leak(parent, iterable) if kind is Kind.SEQUENCE and self.escapes else None
+        if isinstance(parent, cst.Yield):
+            if not self.escapes:
+                return None
+            if kind is Kind.SEQUENCE:
+                return Leak(parent, iterable)
+            return Leak(parent, child) if isinstance(parent.value, cst.From) else None
+        if isinstance(parent, cst.From):
+            return _Next(parent, kind, iterable)
+        if isinstance(parent, cst.Await):
+            return _Next(parent, kind, iterable)
+        if isinstance(parent, cst.WithItem) and parent.item is child and parent.asname is not None:
+            target = dotted_name(parent.asname.name)
+            return self._bound(target, parent, kind, iterable, depth) if target else None
+        return None
+
+    def _argument(
+        self, call: cst.Call, arg: cst.Arg, child: cst.CSTNode, kind: Kind, iterable: cst.CSTNode, depth: int
+    ) -> _Next | Outcome:
+        to_sequence = iterable if kind is Kind.SEQUENCE else child
+        names = self.context.qualified_names(call.func)
+        words = self.words
+        if names & {"builtins.set", "builtins.frozenset"}:
+            # A set of a listing forgets the listing's order; a set of a set is that set again.
+            return _Next(call, Kind.SET, iterable) if kind is Kind.SET else None
+        if names & words.order_free:
+            return None
+        if "builtins.dict.fromkeys" in names:
+            return _Next(call, Kind.MAPPING, to_sequence)
+        if "builtins.dict" in names:
+            return None
+        if names & words.kind_keeping:
+            return _Next(call, kind, iterable)
+        if names & words.order_keeping:
+            if names & {"builtins.filter", "builtins.map"} and call.args and call.args[0] is arg:
+                return None
+            if names & {"builtins.zip", "itertools.zip_longest"} and any(
+                isinstance(other.value, cst.Call) and self.context.qualified_names(other.value.func) & words.order_numbering
+                for other in call.args
+                if other is not arg
+            ):
+                return Leak(call, to_sequence)  # `zip(names, range(n))` numbers the elements in their order
+            return _Next(call, Kind.SEQUENCE, to_sequence)
+        loop = self.index.parent(call)
+        if "builtins.enumerate" in names and isinstance(loop, cst.For) and loop.iter is call:
+            # `for i, x in enumerate(files)`: what the body does with the numbers decides.
+            return self._loop(loop, kind, to_sequence, depth, numbered=True)
+        if names & words.order_using:
+            return Leak(call, to_sequence)
+        if isinstance(call.func, cst.Attribute) and not names:
+            # A method of some object: `pool.map(f, files)`, `samples.extend(files)`, `log.info(files)`.
+            method = call.func.attr.value
+            if method in words.growers:
+                receiver = dotted_name(call.func.value)
+                if receiver is None or (kind is not Kind.SEQUENCE and method != "extend"):
+                    return None
+                return self._bound(receiver, self.index.statement(call), Kind.SEQUENCE, to_sequence, depth)
+            if method in words.order_free_methods:
+                return None
+            if method in words.order_keeping_methods:
+                return _Next(call, Kind.SEQUENCE, to_sequence)
+        # Anything else stores or consumes the sequence in its order; a set handed over is still a set.
+        return Leak(call, iterable) if kind is Kind.SEQUENCE else None
+
+    def _subscript(self, parent: cst.Subscript, child: cst.CSTNode, kind: Kind, iterable: cst.CSTNode) -> _Next | Outcome:
+        if parent.value is not child or kind is not Kind.SEQUENCE:
+            return None
+        container = self.index.parent(parent)
+        if isinstance(container, cst.AssignTarget):
+            # `files[:] = sorted(files)` sorts in place; any other store into the list reads no order.
+            assign = self.index.parent(container)
+            if (
+                _is_full_slice(parent)
+                and isinstance(assign, cst.Assign)
+                and isinstance(assign.value, cst.Call)
+                and self.context.qualified_names(assign.value.func) & self.words.sorting
+            ):
+                return STOP
+            return None
+        if isinstance(container, cst.Del):
+            return None
+        return Leak(parent, iterable)
+
+    def _attribute(self, parent: cst.Attribute, kind: Kind, iterable: cst.CSTNode) -> _Next | Outcome:
+        call = self.index.parent(parent)
+        if not (isinstance(call, cst.Call) and call.func is parent):
+            return None
+        method = parent.attr.value
+        if kind is Kind.SEQUENCE:
+            if method == "sort":
+                return STOP
+            if method in ("index", "pop"):
+                return Leak(call, iterable)
+            return _Next(call, kind, iterable) if method == "copy" else None
+        if kind is Kind.SET:
+            return _Next(call, Kind.SET, iterable) if method in self.words.set_methods else None
+        if method in self.words.mapping_views:
+            return _Next(call, Kind.SET, iterable)
+        return _Next(call, Kind.MAPPING, iterable) if method == "copy" else None
+
+    def _binary(self, parent: cst.BinaryOperation, kind: Kind, iterable: cst.CSTNode) -> _Next | Outcome:
+        operator = parent.operator
+        if kind is Kind.SEQUENCE and isinstance(operator, (cst.Add, cst.Multiply)):
+            return _Next(parent, kind, iterable)
+        if kind is Kind.SET and isinstance(operator, (cst.BitOr, cst.BitAnd, cst.Subtract, cst.BitXor)):
+            return _Next(parent, kind, iterable)
+        if kind is Kind.MAPPING and isinstance(operator, cst.BitOr):
+            return _Next(parent, kind, iterable)
+        return None
+
+    def _comprehension(self, parent: cst.CompFor, child: cst.CSTNode, kind: Kind, iterable: cst.CSTNode) -> _Next | Outcome:
+        if parent.iter is not child:
+            return None
+        to_sequence = iterable if kind is Kind.SEQUENCE else child
+        comprehension = next(
+            (node for node in self.index.ancestors(parent) if not isinstance(node, (cst.CompFor, cst.CompIf))), None
+        )
+        if isinstance(comprehension, (cst.ListComp, cst.GeneratorExp)):
+            return _Next(comprehension, Kind.SEQUENCE, to_sequence)
+        if isinstance(comprehension, cst.SetComp):
+            return _Next(comprehension, Kind.SET, iterable) if kind is Kind.SET else None
+        if isinstance(comprehension, cst.DictComp):
+            return _Next(comprehension, Kind.MAPPING, to_sequence)
+        return None
+
+    def _element(self, parent: cst.Element | cst.StarredElement, child: cst.CSTNode, kind: Kind, iterable: cst.CSTNode) -> _Next | Outcome:
+        container = self.index.parent(parent)
+        if not isinstance(container, (cst.List, cst.Tuple)) or self.index.role(container) != "use":
+            return None
+        if isinstance(parent, cst.StarredElement):
+            return _Next(container, Kind.SEQUENCE, iterable if kind is Kind.SEQUENCE else child)
+        return _Next(container, Kind.SEQUENCE, iterable) if kind is Kind.SEQUENCE else None
+
+    def _assignment(
+        self,
+        parent: cst.Assign | cst.AnnAssign | cst.AugAssign | cst.NamedExpr,
+        child: cst.CSTNode,
+        kind: Kind,
+        iterable: cst.CSTNode,
+        depth: int,
+    ) -> _Next | Outcome:
+        if parent.value is not child:
+            return None
+        to_sequence = iterable if kind is Kind.SEQUENCE else child
+        if isinstance(parent, cst.AugAssign):
+            updated = dotted_name(parent.target)
+            if updated is None:
+                return None
+            if isinstance(parent.operator, cst.AddAssign):
+                return self._bound(updated, parent, Kind.SEQUENCE, to_sequence, depth)
+            if kind is Kind.SET and isinstance(parent.operator, (cst.BitOrAssign, cst.BitAndAssign, cst.SubtractAssign)):
+                return self._bound(updated, parent, Kind.SET, iterable, depth)
+            return None
+        targets = [element.target for element in parent.targets] if isinstance(parent, cst.Assign) else [parent.target]
+        for target in targets:
+            if isinstance(target, (cst.Tuple, cst.List)):
+                outcome: Outcome = Leak(parent, to_sequence)
+            elif isinstance(target, cst.Subscript):
+                outcome = Leak(parent, iterable) if kind is Kind.SEQUENCE else None
+            else:
+                bound = dotted_name(target)
+                outcome = self._bound(bound, parent, kind, iterable, depth) if bound else None
+            if isinstance(outcome, Leak):
+                return outcome
+        if isinstance(parent, cst.NamedExpr):
+            return _Next(parent, kind, iterable)
+        return None
+
+    # --- names ------------------------------------------------------------------------------
+
+    def _bound(self, dotted: str, anchor: cst.CSTNode, kind: Kind, iterable: cst.CSTNode, depth: int) -> Outcome:
+        """`dotted` holds the value from after `anchor` on: follow its later occurrences in order
+        until it is sorted or rebound, then its uses in other functions (closures, other methods)."""
+        key = (dotted, anchor)
+        if key in self._seen or depth > _MAX_DEPTH:
+            return None
+        self._seen.add(key)
+        linear, deferred = self._region(dotted, anchor)
+        for node in linear:
+            role = self.index.role(node)
+            if role == "bind":
+                return None
+            if role == "augment":
+                continue
+            outcome = self._follow(node, kind, iterable, depth + 1)
+            if isinstance(outcome, Leak) and not self._unique_index(outcome, node, dotted):
+                return outcome
+            if outcome is STOP:
+                return None
+        if any(self._sorts(node) for node in deferred):
+            return None
+        for node in deferred:
+            if self.index.role(node) != "use":
+                continue
+            outcome = self._follow(node, kind, iterable, depth + 1)
+            if isinstance(outcome, Leak):
+                return outcome
+        return None
+
+    def _unique_index(self, leak: Leak, node: cst.CSTNode, dotted: str) -> bool:
+        """`files[0]` where the code made sure there is exactly one element: inside
+        `if len(files) == 1:`, or after `assert len(files) == 1` / `if len(files) > 1: raise ...`."""
+        if not (isinstance(leak.use, cst.Subscript) and self.index.contains(leak.use.value, node)):
+            return False
+        index = self.index
+        for other in index.occurrences(dotted):
+            if index.scope(other) is not index.scope(node) or index.order(other) >= index.order(node):
+                continue
+            comparison = _length_test(index, other)
+            if comparison is None:
+                continue
+            for ancestor in index.ancestors(comparison):
+                if isinstance(ancestor, cst.Assert):
+                    return True
+                if isinstance(ancestor, cst.If):
+                    if index.contains(ancestor.body, node) and any(isinstance(op.operator, cst.Equal) for op in comparison.comparisons):
+                        return True
+                    if not index.contains(ancestor, node) and any(isinstance(n, cst.Raise) for n in _walk_nodes(ancestor.body)):
+                        return True
+                    break
+                if isinstance(ancestor, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+                    break
+        return False
+
+    def _sorts(self, node: cst.CSTNode) -> bool:
+        """Whether this occurrence sorts the value (`x.sort()`, `x = sorted(x)`) wherever it is."""
+        if self.index.role(node) == "bind":
+            value = self.index.assigned_value(node)
+            return bool(
+                value and isinstance(value[0], cst.Call) and self.context.qualified_names(value[0].func) & self.words.sorting
+            )
+        parent = self.index.parent(node)
+        call = self.index.parent(parent) if parent is not None else None
+        return isinstance(parent, cst.Attribute) and parent.attr.value == "sort" and isinstance(call, cst.Call)
+
+    def _region(self, dotted: str, anchor: cst.CSTNode) -> tuple[list[cst.CSTNode], list[cst.CSTNode]]:
+        """Occurrences of `dotted` that see the value bound at `anchor`: those after it in the same
+        scope (in execution order), and those in functions that run later (closures of that scope,
+        other methods of the class for `self.x`, functions of the module for a module variable)."""
+        index = self.index
+        scope = index.scope(anchor)
+        after = index.end(anchor)
+        occurrences = [node for node in index.occurrences(dotted) if not index.shadowed_by_comprehension(node, dotted)]
+        if is_self_attribute(index, anchor, dotted):
+            owner = owning_class(index, anchor)
+            method = scope
+            while index.method_class(method) is None and not isinstance(method, cst.Module):
+                method = index.scope(method)
+            linear = [node for node in occurrences if index.contains(method, node) and index.effective_order(node) > after]
+            deferred = [
+                node for node in occurrences if owner is not None and index.contains(owner, node) and not index.contains(method, node)
+            ]
+        else:
+            linear = [node for node in occurrences if index.scope(node) is scope and index.effective_order(node) > after]
+            deferred = []
+            if "." not in dotted:
+                for node in occurrences:
+                    inner = index.scope(node)
+                    if inner is not scope and index.contains(scope, node) and not index.binds_locally(inner, dotted):
+                        deferred.append(node)
+        linear.sort(key=index.effective_order)
+        return linear, deferred
+
+    # --- loops ------------------------------------------------------------------------------
+
+    def _loop(self, loop: cst.For, kind: Kind, iterable: cst.CSTNode, depth: int, numbered: bool = False) -> Outcome:
+        """A `for` over the value: its order shows when the body yields, returns or picks an element,
+        builds an index (`index[x] = len(index)`, `index[x] = i` under `enumerate`), or appends to a
+        collection used in order later."""
+        counters: set[str] = set()
+        target = loop.target
+        if numbered and isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == 2:
+            counters = _names_in(target.elements[0].value)
+            derived = _names_in(target.elements[1].value)
+        else:
+            derived = _names_in(target)
+        body = _LoopBody(loop, derived, counters)
+        if body.leak is not None:
+            return Leak(body.leak, iterable)
+        for collection, collection_kind in body.collections:
+            outcome = self._bound(collection, loop, collection_kind, iterable, depth)
+            if isinstance(outcome, Leak):
+                return outcome
+        return None
+
+
+class OwnScopeVisitor(cst.CSTVisitor):
+    """A visitor that stays in the code it is handed: nested functions, lambdas and classes run at
+    another time, in a scope of their own."""
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+
+class _LoopBody(OwnScopeVisitor):
+    """What a loop body does with the loop's elements (not entering nested functions)."""
+
+    def __init__(self, loop: cst.For, derived: set[str], counters: set[str]) -> None:
+        self.loop = loop
+        self.derived = set(derived)
+        self.counters: set[str] = set(counters)
+        self.collections: list[tuple[str, Kind]] = []
+        self.leak: cst.CSTNode | None = None
+        self.selects = False
+        # Names computed from the loop variable count as the element too (`path = join(root, f)`).
+        for _ in range(2):
+            walk(loop.body, _Derive(self.derived, self.counters))
+        walk(loop.body, self)
+
+    def _uses_element(self, node: cst.CSTNode | None) -> bool:
+        return node is not None and bool(_names_in(node) & self.derived)
+
+    def visit_Yield(self, node: cst.Yield) -> None:
+        self.leak = self.leak or node
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if self._uses_element(node.value):
+            self.leak = self.leak or node
+
+    def visit_Break(self, node: cst.Break) -> None:
+        # `for f in files: if cond(f): chosen = f; break` picks whichever matching element comes first.
+        if self.selects:
+            self.leak = self.leak or node
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            if isinstance(target.target, cst.Name) and self._uses_element(node.value):
+                self.selects = True
+            if isinstance(target.target, cst.Subscript) and self._uses_element(target.target.slice[0] if target.target.slice else None):
+                container = dotted_name(target.target.value)
+                if _counts(node.value, self.counters, container):
+                    self.leak = self.leak or node  # an index mapping: each element gets the next number
+                elif container is not None:
+                    self.collections.append((container, Kind.MAPPING))
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        target = dotted_name(node.target)
+        if target is not None and isinstance(node.operator, cst.AddAssign) and self._uses_element(node.value):
+            self.collections.append((target, Kind.SEQUENCE))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value in VOCABULARY.growers):
+            return
+        receiver = dotted_name(func.value)
+        if receiver is not None and any(self._uses_element(arg.value) for arg in node.args):
+            self.collections.append((receiver, Kind.SEQUENCE))
+
+
+class _Derive(cst.CSTVisitor):
+    """Names assigned from the loop element, and counters (`n += 1`) that number the elements."""
+
+    def __init__(self, derived: set[str], counters: set[str]) -> None:
+        self.derived = derived
+        self.counters = counters
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if _names_in(node.value) & self.derived:
+            for target in node.targets:
+                if isinstance(target.target, (cst.Name, cst.Tuple, cst.List)):
+                    self.derived |= _names_in(target.target)
+
+    def visit_For(self, node: cst.For) -> None:
+        if _names_in(node.iter) & self.derived:
+            self.derived |= _names_in(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.target, cst.Name) and not (_names_in(node.value) & self.derived):
+            self.counters.add(node.target.value)
+
+
+def _length_test(index: ModuleIndex, node: cst.CSTNode) -> cst.Comparison | None:
+    """The comparison when `node` appears as `len(node) <op> 1` (or `2`): a test of uniqueness."""
+    arg = index.parent(node)
+    call = index.parent(arg) if arg is not None else None
+    comparison = index.parent(call) if call is not None else None
+    if not (
+        isinstance(arg, cst.Arg)
+        and isinstance(call, cst.Call)
+        and isinstance(call.func, cst.Name)
+        and call.func.value == "len"
+        and isinstance(comparison, cst.Comparison)
+        and comparison.left is call
+        and len(comparison.comparisons) == 1
+    ):
+        return None
+    target = comparison.comparisons[0].comparator
+    return comparison if isinstance(target, cst.Integer) and target.value in ("1", "2") else None
+
+
+def _walk_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(current.children)
+
+
+def _counts(value: cst.BaseExpression, counters: set[str], container: str | None) -> bool:
+    """`len(index)` of the mapping being filled, or a counter: the value numbers elements in the
+    order they come."""
+    if (
+        isinstance(value, cst.Call)
+        and isinstance(value.func, cst.Name)
+        and value.func.value == "len"
+        and len(value.args) == 1
+        and container is not None
+        and dotted_name(value.args[0].value) == container
+    ):
+        return True
+    return bool(_names_in(value) & counters)

@@ -1,0 +1,114 @@
+"""Whether two versions of a module's facts differ only by lines moved: an edit above some code (a
+comment, a docstring, blank lines) shifts every line below it and changes nothing else.
+
+The project pass compares a module's lines only with each other (which event comes first, which
+function holds a line), so it gives the same results for both versions, but for the positions it
+reports in that module and the lines its messages name there. Calls and imports the pass cannot see
+(of a library's functions and modules: program.is_inert, ModuleNames.outside), and functions that
+nothing names, may be left out of both versions first.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import fields, is_dataclass, replace
+from functools import cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the facts' module loads LibCST, which a run answered from its record never does
+    from repro_lint.facts.module_facts import CallFact, ModuleFacts
+
+# A field whose annotation names `Line` (repro_lint.core.source) holds lines: `Line`, `Line | None`, pairs
+# of lines. The facts' modules postpone annotations, so each field's type is its annotation's text.
+_HOLDS_LINES = re.compile(r"\bLine\b")
+
+
+def same_but_for_moved_lines(old: object, new: object) -> bool:
+    """`new` is `old` with its lines moved in order: every line the facts hold moved to one new line,
+    with none swapped, merged or split. Columns, names and everything else are equal."""
+    moved: dict[int, int] = {}
+    if not _match(old, new, False, moved):
+        return False
+    news = [new_line for _, new_line in sorted(moved.items())]
+    return all(earlier < later for earlier, later in zip(news, news[1:]))
+
+
+def _match(old: object, new: object, lines: bool, moved: dict[int, int]) -> bool:
+    if type(old) is not type(new):
+        return False
+    if lines and type(old) is int:
+        return moved.setdefault(old, new) == new  # type: ignore[arg-type]
+    if is_dataclass(old):
+        return all(_match(getattr(old, name), getattr(new, name), holds_lines, moved) for name, holds_lines in _fields(type(old)))
+    if isinstance(old, tuple):
+        assert isinstance(new, tuple)
+        return len(old) == len(new) and all(_match(before, after, lines, moved) for before, after in zip(old, new))
+    return old == new
+
+
+@cache
+def _fields(kind: type) -> tuple[tuple[str, bool], ...]:
+    return tuple((field.name, bool(_HOLDS_LINES.search(str(field.type)))) for field in fields(kind))
+
+
+def without_calls(facts: ModuleFacts, left_out: Callable[[CallFact], bool]) -> ModuleFacts:
+    """The facts less the calls `left_out` picks, wherever they are made."""
+
+    def kept(calls: tuple[CallFact, ...]) -> tuple[CallFact, ...]:
+        return tuple(call for call in calls if not left_out(call))
+
+    return replace(
+        facts,
+        module_calls=kept(facts.module_calls),
+        main_calls=kept(facts.main_calls),
+        functions=tuple(replace(function, calls=kept(function.calls)) for function in facts.functions),
+    )
+
+
+def without_imports(facts: ModuleFacts, outside: Callable[[str], bool]) -> ModuleFacts:
+    """The facts less the imports of modules `outside` picks, and the names bound to nothing else
+    (`import math`, `from typing import Any`, `from math import *`)."""
+    return replace(
+        facts,
+        imports=tuple(name for name in facts.imports if not outside(name)),
+        bindings=tuple((name, targets) for name, targets in facts.bindings if not all(map(outside, targets))),
+        star_imports=tuple(name for name in facts.star_imports if not outside(name)),
+    )
+
+
+def without_unseen_functions(
+    old: ModuleFacts, new: ModuleFacts, named_elsewhere: Callable[[Mapping[str, range]], bool]
+) -> tuple[ModuleFacts, ModuleFacts]:
+    """Both versions less the functions only one of them defines, where the pass cannot see those:
+    each is defined at module level (or within such a function), calls nothing the pass sees, has no
+    events and does not train, and its name is named nowhere it could be called from
+    (`named_elsewhere`, given each name and the lines defining it in `new`, none where only `old`
+    defines it). The pass reaches a function only through a call or a reference naming it, so such a
+    function, defined or not, changes none of its results. Otherwise both versions as they are."""
+    differing = {function.qualname for function in old.functions} ^ {function.qualname for function in new.functions}
+    if not differing:
+        return old, new
+    prefix = f"{new.module}."
+    names: set[str] = set()
+    for function in (*old.functions, *new.functions):
+        if function.qualname not in differing:
+            continue
+        name, _, inner = function.qualname.removeprefix(prefix).partition(".")
+        if inner and not (inner.startswith("<locals>.") and prefix + name in differing):
+            return old, new  # a method, or a function within one that stays
+        if function.calls or function.events or function.trains:
+            return old, new
+        names.add(name)
+    defined_at = {function.qualname: range(function.line, function.end_line + 1) for function in new.functions}
+    if named_elsewhere({name: defined_at.get(prefix + name, range(0)) for name in sorted(names)}):
+        return old, new
+
+    def kept(facts: ModuleFacts) -> ModuleFacts:
+        return replace(
+            facts,
+            functions=tuple(function for function in facts.functions if function.qualname not in differing),
+            bindings=tuple((name, targets) for name, targets in facts.bindings if not (len(targets) == 1 and targets[0] in differing)),
+        )
+
+    return kept(old), kept(new)

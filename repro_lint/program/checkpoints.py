@@ -1,0 +1,237 @@
+"""A project's checkpoints: the checkpoint facts of every module joined through the program model.
+
+A checkpoint is what one function saves (through `torch.save` and friends, or a project-local wrapper
+that passes its argument on to one, such as `save_on_master`), all its save calls taken together.
+Its context is what the programs that run the function build (schedulers, scalers, optimizers,
+generators) and which RNGs they draw from; load paths are the functions that restore state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cached_property
+
+from repro_lint.facts.checkpoints import MODULE_CODE, Creation, FunctionCheckpoints, SaveCall, SavedEntry, knowledge
+from repro_lint.facts.events import NUMPY, RANDOM
+from repro_lint.facts.module_facts import ModuleFacts
+from repro_lint.program.model import Program, ProjectModel
+
+
+@dataclass(frozen=True)
+class Located:
+    """A function's checkpoint facts and the module it is in."""
+
+    module: ModuleFacts
+    function: FunctionCheckpoints
+
+    @property
+    def is_module_code(self) -> bool:
+        return self.function.qualname.endswith("." + MODULE_CODE)
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    owner: Located
+    saves: tuple[SaveCall, ...]
+
+    @property
+    def entries(self) -> tuple[SavedEntry, ...]:
+        return tuple(entry for save in self.saves for entry in save.entries)
+
+    @property
+    def kinds(self) -> frozenset[str]:
+        return frozenset(entry.kind for entry in self.entries)
+
+    @property
+    def first(self) -> SaveCall:
+        return min(self.saves, key=lambda save: save.start)
+
+    @property
+    def is_training(self) -> bool:
+        return "optimizer" in self.kinds
+
+    @property
+    def extendable(self) -> SaveCall | None:
+        """The save of a dict literal holding the optimizer state, where a fix adds entries."""
+        in_order = sorted(self.saves, key=lambda save: save.start)
+        return next((save for save in in_order if save.insertion is not None and any(entry.kind == "optimizer" for entry in save.entries)), None)
+
+
+@dataclass(frozen=True)
+class Context:
+    """What the programs running a checkpoint's function do."""
+
+    creations: tuple[tuple[Located, Creation], ...]
+    programs: tuple[Program, ...]
+
+    def built(self, kind: str) -> list[tuple[Located, Creation]]:
+        return [(located, creation) for located, creation in self.creations if creation.kind == kind]
+
+
+class ProjectCheckpoints:
+    """Checkpoints and load paths of one project, computed once per project model."""
+
+    def __init__(self, project: ProjectModel) -> None:
+        self.project = project
+        self.located = [
+            Located(module, function) for module in project.modules.values() for function in module.checkpoints.functions
+        ]
+        self._by_name = {located.function.qualname: located for located in self.located}
+
+    # Saves ---------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _direct(save: SaveCall) -> bool:
+        data = knowledge()
+        if any(name in data.savers for name in save.targets):
+            return True
+        hints = data.saver_methods.get(save.method or "")
+        return bool(hints) and any(hint in (save.receiver or "").lower() for hint in hints)
+
+    def _callees(self, save: SaveCall, module: str) -> tuple[str, ...]:
+        return tuple(sorted({found for target in save.targets for found in self.project.resolve_functions(target, module)}))
+
+    @cached_property
+    def wrappers(self) -> frozenset[str]:
+        """Project functions that save what they are given (`save_on_master(obj, path)`): those
+        handing a parameter to a saver, or to a wrapper, found from the savers outwards (a chain of
+        wrappers written in any order takes one pass)."""
+        pending: list[str] = []
+        # The functions handing a parameter to each callee, which are wrappers once it is.
+        handing: dict[str, list[str]] = {}
+        for located in self.located:
+            name = located.function.qualname
+            for save in located.function.saves:
+                if not save.passes_parameter:
+                    continue
+                if self._direct(save):
+                    pending.append(name)
+                for callee in self._callees(save, located.module.module):
+                    handing.setdefault(callee, []).append(name)
+        found: set[str] = set()
+        while pending:
+            name = pending.pop()
+            if name not in found:
+                found.add(name)
+                pending.extend(handing.get(name, ()))
+        return frozenset(found)
+
+    def _saves(self, save: SaveCall, module: str, wrappers: frozenset[str] | set[str]) -> bool:
+        return self._direct(save) or any(callee in wrappers for callee in self._callees(save, module))
+
+    @cached_property
+    def checkpoints(self) -> tuple[Checkpoint, ...]:
+        found = []
+        for located in self.located:
+            saves = tuple(
+                save
+                for save in located.function.saves
+                if not save.passes_parameter and save.entries and self._saves(save, located.module.module, self.wrappers)
+            )
+            if saves and self._checked(located, saves[0]):
+                found.append(Checkpoint(located, saves))
+        return tuple(sorted(found, key=lambda checkpoint: (checkpoint.owner.module.path, checkpoint.first.start)))
+
+    def rng_saved_by_a_sibling(self, checkpoint: Checkpoint) -> bool:
+        """Whether a function that runs the checkpoint's function also saves an RNG state, itself or
+        through another function it runs: a checkpoint folder written part by part
+        (`_save_checkpoint` runs `_save_optimizer` and `_save_rng_state`)."""
+        callers = self.project.callers(checkpoint.owner.function.qualname)
+        return any(
+            saver in callers or callers & self.project.callers(saver)
+            for saver in self._rng_savers
+        )
+
+    @cached_property
+    def _rng_savers(self) -> tuple[str, ...]:
+        return tuple(checkpoint.owner.function.qualname for checkpoint in self.checkpoints if "rng" in checkpoint.kinds)
+
+    def _checked(self, located: Located, save: SaveCall) -> bool:
+        """Code a program runs is judged by what it saves (optimizer state means training, even where
+        the training step is hidden in a library); code no program runs is checked unless it is a
+        test, whose files no training run resumes from."""
+        module = located.module.module
+        if self.programs_running(located) or any(True for _ in self.project.programs_reaching(module)):
+            return True
+        return not self.project.only_reached_by_non_training_programs(module, located.module.function_at(save.start.line))
+
+    # Context ---------------------------------------------------------------------------------------
+
+    def programs_running(self, located: Located) -> tuple[Program, ...]:
+        if located.is_module_code:
+            return tuple(self.project.programs_reaching(located.module.module))
+        name = located.function.qualname
+        return tuple(program for program in self.project.programs if name in self.project.reachable_functions(program))
+
+    def context(self, checkpoint: Checkpoint) -> Context:
+        """What the programs running the checkpoint's function build; the whole project's code when
+        no program runs it (library code called from elsewhere)."""
+        programs = self.programs_running(checkpoint.owner)
+        chosen = self._run_by(programs)
+        return Context(tuple((located, creation) for located in chosen for creation in located.function.creations), programs)
+
+    def _run_by(self, programs: tuple[Program, ...]) -> list[Located]:
+        """The functions these programs run; every function when there are none."""
+        if not programs:
+            return self.located
+        running: set[str] = set()
+        for program in programs:
+            running |= self.project.reachable_functions(program)
+            running |= {f"{module}.{MODULE_CODE}" for module in program.modules}
+        return [located for located in self.located if located.function.qualname in running]
+
+    def draws_from(self, programs: tuple[Program, ...], rng: str) -> bool:
+        return any(
+            located.event.rng == rng and located.event.kind == "consume" for program in programs for located in self.project.events(program)
+        )
+
+    def uses_cuda(self, programs: tuple[Program, ...]) -> bool:
+        return any(self.project.program_satisfies(program, ("cuda",)) for program in programs)
+
+    def rngs_used(self, programs: tuple[Program, ...]) -> tuple[str, ...]:
+        """The global RNGs whose state a checkpoint of these programs should hold."""
+        used = ["torch"]
+        if self.uses_cuda(programs):
+            used.append("cuda")
+        used += [rng for rng in (NUMPY, RANDOM) if self.draws_from(programs, rng)]
+        return tuple(used)
+
+    # Load paths --------------------------------------------------------------------------------------
+
+    @cached_property
+    def load_paths(self) -> tuple[Located, ...]:
+        return tuple(located for located in self.located if located.function.restores)
+
+    @cached_property
+    def resume_paths(self) -> tuple[Located, ...]:
+        """Load paths that continue training: they restore an optimizer."""
+        return tuple(located for located in self.load_paths if any(restore.kind == "optimizer" for restore in located.function.restores))
+
+    @cached_property
+    def restored_keys(self) -> frozenset[str]:
+        return frozenset(restore.key for located in self.load_paths for restore in located.function.restores if restore.key is not None)
+
+    @cached_property
+    def any_key_may_be_restored(self) -> bool:
+        return any(located.function.opaque for located in self.load_paths)
+
+    def resumes_from(self, checkpoint: Checkpoint, keys: frozenset[str]) -> bool:
+        """Whether a load path of the programs that write `checkpoint` restores state and reads one
+        of `keys` (an epoch or step counter)."""
+        run = {located.function.qualname for located in self._run_by(self.programs_running(checkpoint.owner))}
+        return any(keys & set(located.function.reads) for located in self.load_paths if located.function.qualname in run)
+
+    def function(self, qualname: str) -> Located | None:
+        return self._by_name.get(qualname)
+
+    def in_module(self, module: str) -> Iterator[Located]:
+        return (located for located in self.located if located.module.module == module)
+
+
+def project_checkpoints(project: ProjectModel) -> ProjectCheckpoints:
+    """The checkpoints of `project`, shared by the seven checkpoint rules."""
+    found = project.views.get("checkpoints")
+    if found is None:
+        found = project.views["checkpoints"] = ProjectCheckpoints(project)
+    return found  # type: ignore[return-value]

@@ -1,0 +1,101 @@
+"""Which project function or class a dotted name denotes, following re-exports: names bound by
+imports (`from .core import Trainer`), `from x import *` and submodules, across any number of modules.
+
+A name is resolved one part at a time, and what a module's member denotes (`pkg.Trainer`) is worked
+out once per (module, member) pair, so the work grows with the project's bindings, not with the ways
+to chain them; a star import of a module outside the project is never followed. Chains of
+re-exports are followed on an explicit stack (`stack_memo`), not Python's, so their length is bounded
+only by the project; a name whose re-exports lead back to itself denotes nothing along that cycle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Container, Mapping
+from dataclasses import dataclass
+
+from repro_lint.facts.module_facts import ModuleFacts
+from repro_lint.program.module_names import ModuleNames
+from repro_lint.core.stack_memo import StackMemo, Steps
+
+
+@dataclass(frozen=True)
+class _Outside:
+    """A name no prefix of which names a project module (`numpy`, bound by `import numpy as np`),
+    and the module it is written in: with more parts it may still (`numpy.random` may be vendored)."""
+
+    name: str
+    importer: str | None
+
+
+# A member of a module: ("pkg.models", "ResNet").
+_Member = tuple[str, str]
+# What a name or member denotes: a project function, class or module, a name outside, or nothing.
+_Denoted = str | _Outside | None
+# A computation that asks for members (yields them) and is sent back what each denotes.
+_Steps = Steps[_Member, _Denoted]
+
+
+class SymbolResolver:
+    def __init__(self, modules: Mapping[str, ModuleFacts], names: ModuleNames, defined: Container[str]) -> None:
+        self._modules = modules
+        self._names = names
+        self._defined = defined
+        self._members = StackMemo(lambda member: self._member(*member), None)
+
+    def resolve(self, qualified: str, importer: str | None) -> str | None:
+        """The project function or class `qualified` (written in module `importer`) denotes."""
+        if qualified in self._defined:
+            return qualified
+        found = self._members.run(self._value(qualified, importer))
+        return found if isinstance(found, str) and found in self._defined else None
+
+    def _value(self, qualified: str, importer: str | None) -> _Steps:
+        """What a dotted name denotes: a project function, class or module, or `_Outside` when no
+        prefix of it names a project module."""
+        while qualified not in self._defined:
+            split = self._names.split(qualified, importer)
+            if split is None:
+                whole = self._names.resolve(qualified, importer)  # `import utils`: a module named whole
+                return whole if whole is not None else _Outside(qualified, importer)
+            found: _Denoted = split[0]
+            rest = split[1]
+            for at, part in enumerate(rest):
+                if isinstance(found, str) and found in self._names.modules:
+                    found = yield (found, part)
+                elif isinstance(found, str):  # a class: its methods and nested classes
+                    found = f"{found}.{part}" if f"{found}.{part}" in self._defined else None
+                if not isinstance(found, str):
+                    break
+            else:
+                return found
+            if found is None:
+                return None
+            # `np.random.seed` where `np` is `numpy`: the name with the parts left may still name a
+            # project module (a vendored `numpy/random.py`); each round consumes a part at least.
+            qualified, importer = ".".join([found.name, *rest[at + 1 :]]), found.importer
+        return qualified
+
+    def _member(self, module: str, name: str) -> _Steps:
+        """What `module.name` denotes: its own definition or submodule, what an import binds to the
+        name there (a project answer before one outside), or what a star-imported project module's
+        member of that name denotes."""
+        qualified = f"{module}.{name}"
+        if qualified in self._defined or qualified in self._names.modules:
+            return qualified
+        facts = self._modules[module]
+        outside: _Denoted = None
+        for target in facts.binding(name):
+            if target != qualified:  # the module's own definition, checked above
+                found = yield from self._value(target, module)
+                if isinstance(found, str):
+                    return found
+                outside = outside or found
+        if outside is not None:
+            return outside
+        for star in facts.star_imports:
+            source = self._names.resolve(star, module)
+            if source is not None and source != module:
+                found = yield (source, name)
+                if found is not None:
+                    return found
+        return None
