@@ -177,7 +177,7 @@ def _unreadable(monkeypatch):
     def read(path):
         raise AssertionError(f"{path} was read")
 
-    monkeypatch.setattr("repro_lint.api.read_source", read)
+    monkeypatch.setattr("repro_lint.engine.modules.read_source", read)
 
 
 def test_unchanged_old_files_are_answered_without_reading_them(project, old_files, monkeypatch):
@@ -603,7 +603,7 @@ def test_a_run_on_one_file_after_an_audit_reads_that_file_alone(project, old_fil
     _edit(root, "train.py", "# speed", "# speed, measured")
     expected = _one(root, use_cache=False)
     read = []
-    monkeypatch.setattr("repro_lint.api.read_source", _recording(read, read_source))
+    monkeypatch.setattr("repro_lint.engine.modules.read_source", _recording(read, read_source))
     assert _one(root) == expected
     assert [path for (path,) in read] == [root / "train.py"]
 
@@ -614,7 +614,7 @@ def test_a_project_pass_after_an_edit_reads_no_file_known_unchanged_but_for_its_
     _seed_in_split(root, 0)  # new facts: the project pass runs again, on the other files' cached analyses
     expected = _full(root, use_cache=False)
     read = []
-    monkeypatch.setattr("repro_lint.api.read_source", _recording(read, read_source))
+    monkeypatch.setattr("repro_lint.engine.modules.read_source", _recording(read, read_source))
     assert _full(root) == expected
     # train.py for its `noqa` comment, which REP002 judges on the text.
     assert sorted(path for (path,) in read) == [root / "models" / "net.py", root / "train.py"]

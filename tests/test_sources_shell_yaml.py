@@ -415,16 +415,16 @@ def test_discovery_lints_scripts_and_configs_with_python(project):
 
 def test_linting_one_python_file_does_not_read_configs(project, monkeypatch):
     root = project({"train.py": "x = 1\n", "other.py": "y = 2\n", "big.json": "{" * 10})
-    from repro_lint import api
+    from repro_lint.engine import engine
 
     calls = []
-    original = api.scanner_for
+    original = engine.scanner_for
 
     def spy(path: str):
         calls.append(path)
         return original(path)
 
-    monkeypatch.setattr(api, "scanner_for", spy)
+    monkeypatch.setattr(engine, "scanner_for", spy)
     assert lint_paths([root / "train.py"], Settings()).findings == []
     assert any(path.endswith("other.py") for path in calls)  # the project's modules are read
     assert not any(path.endswith(".json") for path in calls)

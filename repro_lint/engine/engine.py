@@ -1,0 +1,373 @@
+"""The engine every front-end's run goes through: per-file analysis (cached, on worker processes),
+the project pass, suppression, and fix rounds.
+
+Per file: read, parse once, run the local rules and collect facts (analysis/python.py). Per
+project: join the facts into a program model and run the program-level rules; a project unchanged
+since the last run is answered from its record. Fixes are applied as text edits, re-linted and
+applied again until nothing changes (bounded)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
+from functools import partial
+from typing import TYPE_CHECKING
+
+from repro_lint.analysis.result import FileAnalysis
+from repro_lint.analysis.suppression import unused_noqa
+from repro_lint.core.findings import Finding
+from repro_lint.core.problems import Problem, internal_error
+from repro_lint.core.settings import Settings
+from repro_lint.engine.cache import AnalysisCache, LastRun, RecordedRun, prune
+from repro_lint.engine.discovery import SCANNED_SUFFIXES
+from repro_lint.engine.fixes import MAX_FIX_ROUNDS, applicable, apply_fixes
+from repro_lint.engine.heap import collector_paused, kept_out_of_collections
+from repro_lint.engine.last_run import named_elsewhere, points_into, seen_by_the_pass
+from repro_lint.engine.modules import Project, SourceModule, cache_entries, cache_identity, cached, failure, has_failed, identities, project_display
+from repro_lint.engine.progress import Progress
+from repro_lint.engine.workers import Task, analyse_all
+from repro_lint.program.declared import Declared, declared
+from repro_lint.program.module_names import ModuleNames
+from repro_lint.rules.base import ProgramRule, Rule
+from repro_lint.rules.unused_noqa import UNUSED_NOQA
+from repro_lint.sources import scanner_for, validator_for
+
+if TYPE_CHECKING:
+    from repro_lint.program.model import ProjectModel
+
+
+# What a local finding asks of the program model: its module, the innermost function holding it (not
+# its line: an edit above it moves the line, not the answer), whether its rule fires only in training
+# code, and the condition some program reaching the module must meet.
+_Question = tuple[str, str | None, bool, tuple[str, ...]]
+
+
+class Engine:
+    def __init__(
+        self, settings: Settings, use_cache: bool = False, jobs: int = 1, progress: bool = False, honour_noqa: bool = True
+    ) -> None:
+        self.settings = settings
+        self.honour_noqa = honour_noqa  # flake8 --disable-noqa turns it off
+        self.use_cache = use_cache
+        self.jobs = jobs
+        self.progress = progress
+        self.enabled = settings.enabled_codes
+        self.problems: list[Problem] = []  # of the project pass and of fixing; files' own are in their analyses
+        # By the last `fix`: each fixed module's (by id) text before its fixes, and the fixes kept.
+        self.fixes_applied: dict[int, tuple[str, int]] = {}
+
+    @staticmethod
+    def _analyze(module: SourceModule) -> FileAnalysis:
+        assert module.analysis is not None, "findings() analyses every module first"
+        return module.analysis
+
+    def _cache_for(self, project: Project) -> AnalysisCache | None:
+        return AnalysisCache(project.root, repr(self.settings)) if self.use_cache and project.root else None
+
+    def _analyze_pending(self, projects: Sequence[Project]) -> None:
+        """Analyse every module of every project not analysed yet, in one batch, so that the files
+        that must be parsed (not in the cache) can be spread over worker processes."""
+        self._analyze_modules([(module, self._cache_for(project)) for project in projects for module in project.modules])
+
+    def _analyze_modules(self, modules: Sequence[tuple[SourceModule, AnalysisCache | None]]) -> None:
+        pending: list[tuple[SourceModule, AnalysisCache | None]] = []
+        with collector_paused():  # reading, hashing and unpickling leave no reference cycles
+            for module, cache in modules:
+                if module.analysis is not None:
+                    continue
+                scanner = scanner_for(module.display)  # launch scripts and configs: cheap, no parse
+                if scanner is None and cache is not None and module.unread_but_known:
+                    module.analysis = cached(cache, module)  # unchanged since the last run: not read for it
+                    if module.analysis is not None:
+                        continue
+                module.load()
+                if module.analysis is None and scanner is not None:
+                    try:
+                        module.analysis = scanner(module.text, module.display)
+                    except Exception as error:  # one file's bug must not cost the other files' findings
+                        module.analysis = failure(module, error)
+                if module.analysis is None:
+                    if cache is not None and (found := cached(cache, module)):
+                        module.analysis = found
+                    else:
+                        pending.append((module, cache))
+                module.pack()  # before the next file is read: no more than one text is held whole
+        tasks = [Task(module.pack(), module.display, module.identity, module.report) for module, _ in pending]
+        progress = Progress(len(tasks)) if self.progress else None
+        try:
+            for index, analysis in analyse_all(tasks, self.settings, self.jobs):
+                module, cache = pending[index]
+                module.analysis = analysis
+                if cache is not None and not has_failed(analysis):  # kept at once: an interrupted audit still fills the cache
+                    cache.store(module.display, cache_identity(module), module.digest, analysis)
+                if progress is not None:
+                    progress.advance()
+        finally:
+            if progress is not None:
+                progress.close()
+
+    def findings(self, projects: Sequence[Project]) -> list[Finding]:
+        found: list[Finding] = []
+        pending = []
+        for project in projects:
+            last_run = self._last_run(project)
+            recorded = last_run.load() if last_run is not None else None
+            answer = self._from_last_run(project, last_run, recorded) if last_run is not None and recorded is not None else None
+            if answer is None:
+                pending.append((project, last_run))
+            else:
+                found.extend(answer)
+        self._analyze_pending([project for project, _ in pending])
+        with kept_out_of_collections():  # the analyses, which the project pass reads and keeps
+            for project, last_run in pending:
+                found.extend(self._project_findings(project, last_run))
+        return sorted(found, key=lambda finding: finding.sort_key)
+
+    def _last_run(self, project: Project) -> LastRun | None:
+        if not (self.use_cache and project.root):
+            return None
+        files = [(module.display, cache_identity(module), None if module.edited else module.path) for module in project.modules]
+        return LastRun(project.root, f"{self.settings!r}:{self.honour_noqa}", files)
+
+    def _from_last_run(self, project: Project, last_run: LastRun, recorded: RecordedRun) -> list[Finding] | None:
+        """The findings the last run's record gives, where the project has the same files, the
+        declarations that decided them (read again from the entries' folders) are unchanged, and the
+        changed files, analysed again, kept their facts: the project pass would then give what it gave.
+        Facts whose lines moved do too, where no program finding is in that file or names its lines,
+        and so do calls and imports added or removed that the pass cannot see, and changes to where
+        fixes would edit the file, where no program finding is in it."""
+        files = recorded.files
+        # A record that reports more files than this run answers for its own: a run on the files of a
+        # commit after an audit of the whole project, which also read launch scripts and configs
+        # (which have no facts).
+        displays = {module.display for module in project.modules}
+        beyond = files.keys() - displays
+        if not displays <= files.keys() or not all(display.endswith(SCANNED_SUFFIXES) for display in beyond):
+            return None  # a file added or removed
+        if not all(files[module.display].identity in identities(module) for module in project.modules):
+            return None  # a file reported now that the record read only for its facts
+        same_files = not beyond and all(files[module.display].identity == cache_identity(module) for module in project.modules)
+        known = last_run.known_digests(recorded)
+        for module, digest in zip(project.modules, known):
+            if digest is not None:
+                module.assume_digest(digest)
+        changed = [module for module in project.modules if files[module.display].digest != module.digest]
+        if recorded.entries is not None and self._declared(project, recorded.entries) != recorded.declared:
+            return None
+        reported = {module.display for module in project.modules if module.report}
+        if not changed:
+            if None in known and same_files:  # texts read for their hashes: the next run knows them by the files' times
+                last_run.store(replace(recorded, files=last_run.files(module.digest for module in project.modules)))
+            return [finding for finding in recorded.findings if finding.path in reported]
+        cache = self._cache_for(project)
+        assert cache is not None, "a project with a last run has a cache"
+        self._analyze_modules([(module, cache) for module in changed])
+        moved: list[SourceModule] = []
+        names = ModuleNames(recorded.modules)
+        for module in changed:
+            before = cache.load(module.display, files[module.display].identity, files[module.display].digest)
+            named = partial(named_elsewhere, project, module)
+            seen = seen_by_the_pass(before, self._analyze(module), recorded, names, named) if before is not None else None
+            if seen is None:
+                return None
+            if seen:
+                moved.append(module)
+        if any(points_into(finding, module) for finding in recorded.program_findings for module in moved):
+            return None
+        displays = {module.display for module in changed}
+        found = [finding for finding in recorded.findings if finding.path in reported and finding.path not in displays]
+        for module in changed:
+            if module.report:
+                judged = self._module_findings(module, recorded.program_findings, recorded.verdicts)
+                if judged is None:
+                    return None  # a finding the program model was not asked about
+                found.extend(judged)
+        if same_files:  # else the record stays, with what it holds for the files this run does not report
+            files = last_run.files(module.digest for module in project.modules)
+            last_run.store(replace(recorded, findings=found, files=files, analyses=cache_entries(project, cache)))
+        return found
+
+    def _declared(self, project: Project, entries: Iterable[str]) -> Declared:
+        return declared(project.root, entries, self.settings.target_torch_version)
+
+    def _project_findings(self, project: Project, last_run: LastRun | None) -> list[Finding]:
+        # The rules and the program model are imported only here and in the workers: a run that the
+        # last run's records answer never loads them, nor LibCST.
+        from repro_lint.program.model import ProjectModel
+        from repro_lint.rules.registry import REGISTRY
+
+        chosen = [REGISTRY[code] for code in sorted(self.enabled)]
+        program_rules = [rule() for rule in chosen if issubclass(rule, ProgramRule)]
+        modules = project.modules
+        analyses = [self._analyze(module) for module in modules]
+        reported = [module for module in modules if module.report]
+        where = project_display(project)
+        failures = len(self.problems)
+        model: ProjectModel | None
+        entries = None
+        try:
+            model = ProjectModel((analysis.facts for analysis in analyses if analysis.facts is not None), self.settings.entry_points)
+            if program_rules:
+                entries = tuple(program.entry.path for program in model.programs)
+                model.declared = self._declared(project, entries)
+        except Exception as error:  # without a model, the findings that need none are still reported
+            self.problems.append(internal_error(where, error))
+            model = None
+        verdicts: dict[_Question, bool] = {}
+        for module in reported:
+            for finding in self._analyze(module).findings:
+                question = _question(finding, module)
+                if question is not None and question not in verdicts:
+                    verdicts[question] = model is not None and self._judged(model, question, module)
+        # Program rules know modules by their project-relative path; report them under the display path.
+        by_relative = {module.identity.relative_path: module for module in reported}
+        program_findings = []
+        for rule in program_rules if model is not None else ():
+            try:
+                judged = list(rule.check(model))  # type: ignore[arg-type]
+            except Exception as error:  # one rule's bug must not cost the other rules' findings
+                self.problems.append(internal_error(where, error, rule.code))
+                continue
+            program_findings += [replace(finding, path=by_relative[finding.path].display) for finding in judged if finding.path in by_relative]
+        found = []
+        for module in reported:
+            try:
+                found += self._module_findings(module, program_findings, verdicts) or ()
+            except Exception as error:
+                self.problems.append(internal_error(module.display, error))
+        cache = self._cache_for(project)
+        complete = len(self.problems) == failures and not any(map(has_failed, analyses))
+        if last_run is not None and cache is not None and complete and model is not None:  # an incomplete run is not a record
+            files = last_run.files(module.digest for module in modules)
+            declared = model.declared if entries is not None else None
+            analyses_kept = cache_entries(project, cache)
+            last_run.store(RecordedRun(found, entries, declared, files, program_findings, verdicts, analyses_kept, frozenset(model.modules), model.function_names))
+            prune(cache.folder)  # after a full pass only: a run answered from its record must stay quick
+        return found
+
+    def _judged(self, model: ProjectModel, question: _Question, module: SourceModule) -> bool:
+        """The verdict on a local finding's question; no (the finding is dropped) where judging it fails."""
+        try:
+            return _verdict(model, question)
+        except Exception as error:
+            self.problems.append(internal_error(module.display, error))
+            return False
+
+    def _module_findings(
+        self, module: SourceModule, program_findings: Iterable[Finding], verdicts: Mapping[_Question, bool]
+    ) -> list[Finding] | None:
+        """A reported module's findings: its own that the program model keeps, and the program rules'
+        in it, less those silenced; then REP002, once every other finding is judged (which `# noqa`
+        comments suppressed one is known only then). None where a verdict is missing."""
+        analysis = self._analyze(module)
+        candidates = [finding for finding in program_findings if finding.path == module.display]
+        for finding in analysis.findings:
+            question = _question(finding, module)
+            if question is not None and question not in verdicts:
+                return None
+            if question is None or verdicts[question]:
+                candidates.append(finding)
+        found = [finding for finding in candidates if self._reported(finding, module)]
+        found.extend(self._unused_noqa(module))
+        return found
+
+    def _unused_noqa(self, module: SourceModule) -> list[Finding]:
+        """REP002. Codes ignored for a file count as not run there; with `noqa` comments disabled,
+        none suppressed anything and none is judged."""
+        if UNUSED_NOQA not in self.enabled or not self.honour_noqa:
+            return []
+        ran = self.enabled - self.settings.ignored_for(self._config_relative(module))
+        suppressions = self._analyze(module).suppressions
+        if UNUSED_NOQA not in ran or not suppressions.noqas:  # else nothing to judge, and the text stays packed
+            return []
+        return unused_noqa(module.display, module.text, suppressions, ran)
+
+    def _reported(self, finding: Finding, module: SourceModule) -> bool:
+        if finding.code not in self.enabled:
+            return False
+        if finding.code in self.settings.ignored_for(self._config_relative(module)):
+            return False
+        analysis = self._analyze(module)
+        return not (self.honour_noqa and analysis.suppressions.suppresses(finding.code, finding.start.line))
+
+    def _config_relative(self, module: SourceModule) -> str:
+        if module.path is not None and self.settings.config_dir is not None:
+            try:
+                return module.path.relative_to(self.settings.config_dir).as_posix()
+            except ValueError:
+                pass
+        return module.display
+
+    def fix(self, projects: Sequence[Project], unsafe: bool) -> tuple[list[Finding], int]:
+        """Apply fixes round after round until none applies; returns the findings left and the count
+        fixed. A file whose fixes fail, or whose fixed text the analysis then fails on, gets its text
+        back and is not fixed again: its fixes are lost, not the file."""
+        fixed = 0
+        before: dict[int, tuple[str, int]] = {}  # a fixed module's text before its first fix, and the fixes since
+        broken: set[int] = set()
+        self.fixes_applied = {}
+        for _ in range(MAX_FIX_ROUNDS):
+            findings = self.findings(projects)
+            modules = [module for project in projects for module in project.modules]
+            if self._give_back(modules, before, broken):
+                fixed = sum(count for _, count in before.values())
+                continue
+            by_path: dict[str, list[Finding]] = {}
+            for finding in findings:
+                if applicable(finding, unsafe):
+                    by_path.setdefault(finding.path, []).append(finding)
+            progress = False
+            for module in modules:
+                fixes = [finding.fix for finding in by_path.get(module.display, ()) if finding.fix is not None]
+                if not fixes or id(module) in broken:
+                    continue
+                try:
+                    text, count = apply_fixes(module.text, fixes, validator_for(module.display))
+                except Exception as error:
+                    self.problems.append(internal_error(module.display, error, "while fixing it"))
+                    broken.add(id(module))
+                    continue
+                if count:
+                    original, done = before.get(id(module), (module.text, 0))
+                    before[id(module)] = (original, done + count)
+                    module.text, module.analysis = text, None
+                    fixed += count
+                    progress = True
+            self.fixes_applied = dict(before)
+            if not progress:
+                return findings, fixed
+        return self.findings(projects), fixed
+
+    def _give_back(self, modules: Sequence[SourceModule], before: dict[int, tuple[str, int]], broken: set[int]) -> bool:
+        """Give fixed modules whose analysis failed their text from before the fixes; whether any."""
+        failed = [module for module in modules if id(module) in before and has_failed(module.analysis)]
+        for module in failed:
+            problem = module.analysis.problem  # type: ignore[union-attr]
+            self.problems.append(replace(problem, summary=f"after its fixes: {problem.summary}"))  # type: ignore[arg-type]
+            module.text, module.analysis = before.pop(id(module))[0], None
+            broken.add(id(module))
+        return bool(failed)
+
+
+def _question(finding: Finding, module: SourceModule) -> _Question | None:
+    """What a local finding asks of the program model, which keeps it where the answer is yes: are
+    the programs reaching its line training ones, do those reaching its module meet its rule's
+    condition. None for a finding that asks nothing."""
+    from repro_lint.rules.registry import REGISTRY
+
+    rule = REGISTRY[finding.code]
+    if not (isinstance(rule, type) and issubclass(rule, Rule)):
+        return None
+    condition = tuple(rule.program_condition_for(finding))
+    if not (rule.training_only or condition):
+        return None
+    facts = Engine._analyze(module).facts
+    function = facts.function_at(finding.start.line) if facts is not None else None
+    return (module.identity.name, function, rule.training_only, condition)
+
+
+def _verdict(model: ProjectModel, question: _Question) -> bool:
+    module, function, training_only, condition = question
+    if training_only and model.only_reached_by_non_training_programs(module, function):
+        return False
+    return not condition or model.reached_by_program_where(module, condition)
