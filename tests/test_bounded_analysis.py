@@ -46,7 +46,7 @@ def test_star_imports_of_missing_modules_resolve_in_linear_time():
         "pkg/real.py": "class Foo:\n    def __init__(self):\n        pass\n",
         "train.py": "from pkg import Foo, Bar\nFoo()\nBar()\n",
     })
-    (foo, bar), seconds = timed(lambda: (project.resolve_symbol("pkg.Foo", "train"), project.resolve_symbol("pkg.Bar", "train")))
+    (foo, bar), seconds = timed(lambda: (project.calls.resolve_symbol("pkg.Foo", "train"), project.calls.resolve_symbol("pkg.Bar", "train")))
     assert foo == "pkg.real.Foo"
     assert bar is None
     assert seconds < 1
@@ -57,8 +57,8 @@ def test_a_long_chain_of_re_exports_resolves_without_recursion():
     files = {"m0.py": "def fit():\n    pass\n"}
     files.update({f"m{k}.py": f"from m{k - 1} import fit\n" for k in range(1, length)})
     project = model(files)
-    assert project.resolve_symbol(f"m{length - 1}.fit", "train") == "m0.fit"
-    assert project.resolve_symbol(f"m{length - 1}.other", "train") is None
+    assert project.calls.resolve_symbol(f"m{length - 1}.fit", "train") == "m0.fit"
+    assert project.calls.resolve_symbol(f"m{length - 1}.other", "train") is None
 
 
 def test_rings_of_re_exports_end_and_answer_the_same_whichever_name_comes_first():
@@ -72,11 +72,11 @@ def test_rings_of_re_exports_end_and_answer_the_same_whichever_name_comes_first(
     for first in (0, 5):
         project = model(files)
         order = [first, *(k for k in range(ring) if k != first)]
-        assert [project.resolve_symbol(f"r{k}.fit", "train") for k in order] == ["c.fit"] * ring
-        assert project.resolve_symbol(f"r{first}.missing", "train") is None
-    assert project.resolve_symbol("d.loop", "train") is None
-    assert project.resolve_symbol("e.loop.x", "train") is None
-    assert project.resolve_symbol("d.missing", "train") is None
+        assert [project.calls.resolve_symbol(f"r{k}.fit", "train") for k in order] == ["c.fit"] * ring
+        assert project.calls.resolve_symbol(f"r{first}.missing", "train") is None
+    assert project.calls.resolve_symbol("d.loop", "train") is None
+    assert project.calls.resolve_symbol("e.loop.x", "train") is None
+    assert project.calls.resolve_symbol("d.missing", "train") is None
 
 
 # Checkpoint entries ----------------------------------------------------------------------------------

@@ -125,7 +125,7 @@ def test_relative_and_star_imports_resolve_calls():
         "pkg/train.py": "from .helpers import fix_seed\nfix_seed()\n",
     })
     call = project.modules["pkg.train"].module_calls[0]
-    assert project.callees(call, "pkg.train") == ("pkg.seeding.fix_seed",)
+    assert project.calls.callees(call, "pkg.train") == ("pkg.seeding.fix_seed",)
 
 
 # One call per line of `main`, and whether the project pass can see it.
@@ -170,7 +170,7 @@ def test_calls_the_pass_cannot_see_are_inert():
     assert [call.line for call in calls if call not in inert] == [14, 15, 16, 17, 18, 19, 20]
     everywhere = frozenset(project.modules)
     for call in inert:  # what the model itself makes of them: nothing
-        assert project.callees(call, "train", everywhere) == () and project.callees_run_now(call, "train") == ()
+        assert project.calls.callees(call, "train", everywhere) == () and project.calls.callees_run_now(call, "train") == ()
 
 
 # `helpers` binds names to library modules; one of those names is also a folder of the project
@@ -201,8 +201,8 @@ def test_imports_of_modules_outside_the_project_name_nothing_the_model_can_reach
     assert [name for name in helpers.star_imports if project.names.outside(name)] == ["typing"]
     for name in outside:  # what the model itself makes of names under them: nothing
         for under in ("", ".x", ".random.seed", ".x.y.z"):
-            assert project.resolve_symbol(f"helpers.{name}{under}", "train") is None
+            assert project.calls.resolve_symbol(f"helpers.{name}{under}", "train") is None
     # A module outside the project by its import alone, but a name under it may be the project's.
     assert not project.names.outside("numpy")
-    assert project.resolve_symbol("helpers.np.random.seed", "train") == "vendor.numpy.random.seed"
+    assert project.calls.resolve_symbol("helpers.np.random.seed", "train") == "vendor.numpy.random.seed"
     assert project.imported_modules("helpers") == ("vendor.numpy.random",)

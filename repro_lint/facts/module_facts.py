@@ -14,7 +14,8 @@ from typing import Any, TypeVar
 
 import libcst as cst
 
-from repro_lint.facts.checkpoints import ModuleCheckpoints, module_checkpoints
+from repro_lint.facts.checkpoint_collector import module_checkpoints
+from repro_lint.facts.checkpoints import ModuleCheckpoints
 from repro_lint.facts.context import FileContext
 from repro_lint.facts.datasets import DatasetFacts, dataset_facts
 from repro_lint.facts.edits import argument, literal, off_unless_passed, with_keyword

@@ -15,7 +15,8 @@ from functools import cached_property
 from repro_lint.facts.checkpoints import MODULE_CODE, Creation, FunctionCheckpoints, SaveCall, SavedEntry, knowledge
 from repro_lint.facts.events import NUMPY, RANDOM
 from repro_lint.facts.module_facts import ModuleFacts
-from repro_lint.program.model import Program, ProjectModel
+from repro_lint.program.model import ProjectModel
+from repro_lint.program.programs import Program
 
 
 @dataclass(frozen=True)
@@ -90,7 +91,7 @@ class ProjectCheckpoints:
         return bool(hints) and any(hint in (save.receiver or "").lower() for hint in hints)
 
     def _callees(self, save: SaveCall, module: str) -> tuple[str, ...]:
-        return tuple(sorted({found for target in save.targets for found in self.project.resolve_functions(target, module)}))
+        return tuple(sorted({found for target in save.targets for found in self.project.calls.resolve_functions(target, module)}))
 
     @cached_property
     def wrappers(self) -> frozenset[str]:
@@ -137,9 +138,9 @@ class ProjectCheckpoints:
         """Whether a function that runs the checkpoint's function also saves an RNG state, itself or
         through another function it runs: a checkpoint folder written part by part
         (`_save_checkpoint` runs `_save_optimizer` and `_save_rng_state`)."""
-        callers = self.project.callers(checkpoint.owner.function.qualname)
+        callers = self.project.calls.callers(checkpoint.owner.function.qualname)
         return any(
-            saver in callers or callers & self.project.callers(saver)
+            saver in callers or callers & self.project.calls.callers(saver)
             for saver in self._rng_savers
         )
 

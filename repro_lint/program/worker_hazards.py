@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from repro_lint.facts.dataloader_calls import CALL_METHODS, ITEM_METHODS
 from repro_lint.facts.datasets import MAIN_BLOCK, MODULE_LEVEL, DatasetRef, LoaderSite, Member, MethodUse, RandomClass, RngAttribute
 from repro_lint.facts.module_facts import ModuleFacts
-from repro_lint.program.model import Program, ProjectModel
+from repro_lint.program.model import ProjectModel
+from repro_lint.program.programs import Program
 
 OLD_TORCH_BEFORE = (1, 9)  # workers reseed numpy's global RNG since torch 1.9 (PR #56488)
 
@@ -93,7 +94,7 @@ class WorkerHazards:
             fixable = fixable and current.fixable
             steps: list[tuple[str, bool] | tuple[DatasetRef, str, bool]] = []
             for target in current.targets:
-                symbol = self.project.resolve_symbol(target, module)
+                symbol = self.project.calls.resolve_symbol(target, module)
                 if symbol in self._classes:
                     steps.append((symbol, fixable))
                 elif symbol in self._factories and (symbol, fixable) not in followed:
@@ -136,7 +137,7 @@ class WorkerHazards:
             module, cls = self._classes[current]
             lineage.append((module, cls))
             for base in cls.bases:
-                resolved = self.project.resolve_symbol(base, module)
+                resolved = self.project.calls.resolve_symbol(base, module)
                 if resolved is not None:
                     pending.append(resolved)
         return lineage
@@ -198,7 +199,7 @@ class WorkerHazards:
         those handed to it when it was built (`RandomAugment(rng=np.random.default_rng(0))`)."""
         found: list[CopiedGenerator] = []
         for target in member.targets:
-            symbol = self.project.resolve_symbol(target, module)
+            symbol = self.project.calls.resolve_symbol(target, module)
             lineage = self._lineage(symbol) if symbol in self._classes else []
             if not lineage or any(cls.handles_workers for _, cls in lineage):
                 continue

@@ -14,7 +14,8 @@ from repro_lint.facts.context import replace_node
 from repro_lint.program.declared import CUBLAS_REQUIRED_BEFORE
 from repro_lint.facts.module_facts import ModuleFacts
 from repro_lint.core.message_text import elide, place
-from repro_lint.program.model import Located, Program, ProjectModel
+from repro_lint.program.model import ProjectModel
+from repro_lint.program.programs import Located, Program
 from repro_lint.program.fixes import insert_in_worker, insert_on_main_path, program_finding
 from repro_lint.core.findings import Applicability, Edit, Finding, Fix, FixAvailability
 from repro_lint.rules.base import ProgramRule, Rule, register
@@ -186,12 +187,12 @@ class DeterministicAlgorithmsNotEnabled(ProgramRule):
     def check(self, project: ProjectModel) -> Iterator[Finding]:
         reported: set[tuple[str, int]] = set()
         for entry in project.programs:
-            for program in (entry, *project.workers(entry)):
+            for program in (entry, *project.processes.workers(entry)):
                 yield from self._check_program(project, program, entry, reported)
 
     def _check_program(self, project: ProjectModel, program: Program, launcher: Program, reported: set[tuple[str, int]]) -> Iterator[Finding]:
         # Kernels run where the training runs: a launcher whose workers train is judged by them.
-        if not project.trains_in_process(program):
+        if not project.processes.trains_in_process(program):
             return
         events = project.events(program)
         # A worker handed the device its launcher chose (`device = "cuda" if is_available() ...`) runs there.

@@ -15,7 +15,8 @@ from repro_lint.facts.module_facts import ModuleFacts
 from repro_lint.knowledge import load
 from repro_lint.core.message_text import elide
 from repro_lint.facts.names import dotted_name
-from repro_lint.program.model import Located, Program, ProjectModel
+from repro_lint.program.model import ProjectModel
+from repro_lint.program.programs import Located, Program
 from repro_lint.program.fixes import insert_in_worker, insert_on_main_path, program_finding
 from repro_lint.core.findings import Applicability, Edit, Finding, Fix, FixAvailability
 from repro_lint.rules.base import ProgramRule, Rule, register
@@ -39,7 +40,7 @@ def _with_workers(project: ProjectModel) -> Iterator[Program]:
     """Every program, each followed by the programs of the workers it starts in fresh processes."""
     for program in project.programs:
         yield program
-        yield from project.workers(program)
+        yield from project.processes.workers(program)
 
 
 def _seeded(events: list[Located], rng: str) -> bool:
@@ -338,7 +339,7 @@ class SeedAfterRandomness(ProgramRule):
     fix_availability = FixAvailability.SOMETIMES
 
     def check(self, project: ProjectModel) -> Iterator[Finding]:
-        consuming = project.functions_drawing(TORCH)
+        consuming = project.calls.functions_drawing(TORCH)
         for facts in project.modules.values():
             bodies = [(facts.module_events + facts.main_events, facts.module_calls + facts.main_calls)]
             bodies += [(function.events, function.calls) for function in facts.functions]
@@ -356,7 +357,7 @@ class SeedAfterRandomness(ProgramRule):
                     (call.line, f"line {call.line} (`{elide(callee.rpartition('.')[2])}` draws)")
                     for call in calls
                     if call.line < seed.line
-                    for callee in project.callees_run_now(call, facts.module)
+                    for callee in project.calls.callees_run_now(call, facts.module)
                     if callee in consuming
                 ]
                 if earlier:

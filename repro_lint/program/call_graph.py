@@ -1,0 +1,270 @@
+"""The project's call graph: which project functions a call runs, and who calls whom.
+
+Calls resolve through the symbol table (re-exports through `__init__` modules, `from x import *`);
+an unresolved `obj.method()` may reach any method of that name among a program's modules. A walk
+from an entry module follows its calls transitively. The project pass asks the same questions once
+per rule and per program: each is answered once and kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from functools import cached_property
+
+from repro_lint.facts.module_facts import CallFact, ClassFacts, FunctionFacts, ModuleFacts
+from repro_lint.program.module_names import ModuleNames
+from repro_lint.program.symbols import SymbolResolver
+
+# Calls, with the module making them: a module's top-level calls, or a function's.
+Calls = tuple[str, Sequence[CallFact]]
+
+
+class CallGraph:
+    """The project functions each call may run, over the facts of the project's modules; the walks
+    from an entry module and the callers of a function that follow."""
+
+    def __init__(
+        self,
+        modules: dict[str, ModuleFacts],
+        functions: dict[str, FunctionFacts],
+        classes: dict[str, ClassFacts],
+        names: ModuleNames,
+    ) -> None:
+        self.modules = modules
+        self.functions = functions
+        self.module_of_function = {
+            function.qualname: facts.module for facts in modules.values() for function in facts.functions
+        }
+        self._symbols = SymbolResolver(modules, names, functions.keys() | classes.keys())
+        self._symbol_cache: dict[tuple[str, str | None], str | None] = {}
+        # By module, then by the call's identity: hashing a call fact hashes all its fields, millions of
+        # times on a large project, and a (call, module) key per call took 25 MB on transformers. The
+        # facts live as long as the model, so identities stay unique.
+        self._callee_cache: dict[str, dict[int, tuple[str, ...]]] = {}
+        self._module_sets: dict[tuple[str, ...], frozenset[str]] = {}
+        self._run_now_cache: dict[str, dict[int, tuple[str, ...]]] = {}
+        self._linking_calls_cache: dict[str, tuple[CallFact, ...]] = {}
+        self._links_cache: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+        self._reachable_cache: dict[str, list[str]] = {}
+        self._methods_within_cache: dict[tuple[str, frozenset[str]], tuple[str, ...]] = {}
+        # The project's functions by last name: those an unresolved `obj.method()` may reach.
+        self.methods: dict[str, list[str]] = {}
+        for qualname in sorted(functions):
+            self.methods.setdefault(qualname.rpartition(".")[2], []).append(qualname)
+
+    def resolve_functions(self, qualified: str, importer: str | None = None) -> tuple[str, ...]:
+        """The project functions a call of a qualified name runs. Building an instance of a project
+        class runs its `__init__`, and hands the object to code that calls its protocol methods
+        implicitly (a DataLoader calls `__getitem__`, calling a module runs `forward`)."""
+        found = self.resolve_symbol(qualified, importer)
+        if found is None:
+            return ()
+        if found in self.functions:
+            return (found,)
+        return tuple(f"{found}.{method}" for method in _IMPLICIT_METHODS if f"{found}.{method}" in self.functions)
+
+    def resolve_symbol(self, qualified: str, importer: str | None = None) -> str | None:
+        """The project function or class a qualified name denotes, following re-exports through
+        `__init__` modules and `from x import *`."""
+        key = (qualified, importer)
+        if key not in self._symbol_cache:
+            self._symbol_cache[key] = self._symbols.resolve(qualified, importer)
+        return self._symbol_cache[key]
+
+    def callees(self, call: CallFact, caller_module: str, fallback_within: frozenset[str] | None = None) -> tuple[str, ...]:
+        """Project functions a call may reach. `obj.method()` on an unknown object may be any method of
+        that name in `fallback_within` (the program's own modules): over-approximating there keeps
+        "does this program seed / train?" from missing code written as methods. Without
+        `fallback_within` only resolved callees count (where a wrong guess would raise a finding)."""
+        resolved = self._resolved_callees(call, caller_module)
+        if resolved or fallback_within is None:
+            return resolved
+        method = unresolved_method(call)
+        return self._methods_within(method, fallback_within) if method is not None else resolved
+
+    def _resolved_callees(self, call: CallFact, caller_module: str) -> tuple[str, ...]:
+        cache = self._callee_cache.get(caller_module)
+        if cache is None:
+            cache = self._callee_cache[caller_module] = {}
+        resolved = cache.get(id(call))
+        if resolved is None:
+            if call.reference:
+                targets = (self.resolve_symbol(target, caller_module) for target in call.targets)
+                resolved = tuple(sorted({found for found in targets if found in self.functions}))
+            else:
+                resolved = tuple(sorted({found for target in call.targets for found in self.resolve_functions(target, caller_module)}))
+            cache[id(call)] = resolved
+        return resolved
+
+    def module_set(self, modules: tuple[str, ...]) -> frozenset[str]:
+        """One set object per program's modules: `_methods_within` is cached by it, and comparing two
+        equal sets of thousands of modules on every look-up cost seconds."""
+        found = self._module_sets.get(modules)
+        if found is None:
+            found = self._module_sets[modules] = frozenset(modules)
+        return found
+
+    def _methods_within(self, method: str, within: frozenset[str]) -> tuple[str, ...]:
+        """Methods named `method` in the modules `within`: asked for every unresolved `obj.method()`
+        of every program, each time filtering all the project's methods of that name."""
+        key = (method, within)
+        found = self._methods_within_cache.get(key)
+        if found is None:
+            found = self._methods_within_cache[key] = tuple(
+                name
+                for name in self.methods.get(method, ())
+                if self.module_of_function[name] in within and is_method(name, self.module_of_function[name])
+            )
+        return found
+
+    def callees_run_now(self, call: CallFact, caller_module: str) -> tuple[str, ...]:
+        """The project functions a call runs before it returns: a function, or a class's `__init__`
+        (not the protocol methods users of the instance call later). A function started in another
+        process runs there, not here."""
+        if call.launcher:
+            return ()
+        cache = self._run_now_cache.get(caller_module)
+        if cache is None:
+            cache = self._run_now_cache[caller_module] = {}
+        found = cache.get(id(call))
+        if found is None:
+            named = {self.resolve_symbol(target, caller_module) for target in call.targets}
+            found = cache[id(call)] = tuple(
+                name for name in self.callees(call, caller_module) if name in named or name.endswith(".__init__")
+            )
+        return found
+
+    def entry_calls(self, entry: str, modules: Collection[str]) -> list[Calls]:
+        """Calls made when `entry` runs: module-level code of every module it imports, and the
+        `__main__` block of the entry alone."""
+        groups = self.module_level_calls(modules)
+        groups.append((entry, self.modules[entry].main_calls))
+        return groups
+
+    def module_level_calls(self, modules: Collection[str]) -> list[Calls]:
+        return [(module, self.modules[module].module_calls) for module in sorted(modules)]
+
+    def walk(self, entry: str, modules: tuple[str, ...]) -> list[str]:
+        """Project functions that may run when `entry` runs (its program's modules being `modules`),
+        followed transitively."""
+        cached = self._reachable_cache.get(entry)
+        if cached is None:
+            cached = self._reachable_cache[entry] = self._follow_calls(entry, modules)
+        return cached
+
+    def _follow_calls(self, entry: str, modules: tuple[str, ...]) -> list[str]:
+        within = self.module_set(modules)
+
+        def called(function: str) -> Iterator[str]:
+            # Each function's links taken whole: the walks of a large project's programs would
+            # otherwise resolve millions of calls one by one.
+            resolved, methods = self.links(function)
+            yield from resolved
+            for method in methods:
+                yield from self._methods_within(method, within)
+
+        return reach([callee for module, calls in self.entry_calls(entry, modules) for call in calls for callee in self.callees(call, module, within)], called)
+
+    def links(self, function: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The project functions `function`'s calls resolve to, and the methods named by its unresolved
+        `obj.method()` calls (which may be any method of that name in a program's modules)."""
+        found = self._links_cache.get(function)
+        if found is None:
+            module = self.module_of_function[function]
+            resolved: set[str] = set()
+            methods: set[str] = set()
+            for call in self.linking_calls(function):
+                callees = self._resolved_callees(call, module)
+                if callees:
+                    resolved.update(callees)
+                elif (method := unresolved_method(call)) is not None:
+                    methods.add(method)
+            found = self._links_cache[function] = (tuple(sorted(resolved)), tuple(sorted(methods)))
+        return found
+
+    def linking_calls(self, function: str) -> tuple[CallFact, ...]:
+        """The calls of `function` that may reach a project function: resolved to one, or an unresolved
+        `obj.method()`. Most calls go to libraries; walks skip them once, not once per program."""
+        found = self._linking_calls_cache.get(function)
+        if found is None:
+            module = self.module_of_function[function]
+            found = self._linking_calls_cache[function] = tuple(
+                call for call in self.functions[function].calls if self._resolved_callees(call, module) or unresolved_method(call) is not None
+            )
+        return found
+
+    def functions_drawing(self, rng: str) -> frozenset[str]:
+        """Project functions that draw from `rng`, directly or through the functions they call."""
+        drawing = {
+            name
+            for name, function in self.functions.items()
+            if any(event.kind in ("consume", "init") and event.rng == rng for event in function.events)
+        }
+        return backward_closure(drawing, self._run_now_callers)
+
+    def callers(self, function: str) -> frozenset[str]:
+        """The project functions whose calls run `function` before they return; for a method, also
+        the methods of its class that call an unknown object's method of its name
+        (`self._save_rng_state()`)."""
+        found = set(self._run_now_callers.get(function, ()))
+        module = self.module_of_function.get(function)
+        if module is not None and is_method(function, module):
+            owner, _, name = function.rpartition(".")
+            found.update(
+                sibling.qualname
+                for sibling in self.modules[module].functions
+                if sibling.qualname.rpartition(".")[0] == owner and any(unresolved_method(call) == name for call in sibling.calls)
+            )
+        return frozenset(found)
+
+    @cached_property
+    def _run_now_callers(self) -> dict[str, set[str]]:
+        """For each function, the functions whose calls run it before they return."""
+        callers: dict[str, set[str]] = {}
+        for name, function in self.functions.items():
+            module = self.module_of_function[name]
+            for call in self.linking_calls(name):
+                for callee in self.callees_run_now(call, module):
+                    callers.setdefault(callee, set()).add(name)
+        return callers
+
+
+def reach(stack: list[str], called: Callable[[str], Iterable[str]]) -> list[str]:
+    """The functions in `stack` and every project function they call, transitively, as `called`
+    gives the functions each one calls."""
+    seen: set[str] = set()
+    while stack:
+        name = stack.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        stack.extend(called(name))
+    return sorted(seen)
+
+
+def unresolved_method(call: CallFact) -> str | None:
+    """The method name an unresolved call may reach any method of: `obj.method()` on an unknown
+    object, not a dunder (which Python calls implicitly, and the facts model on their own)."""
+    if call.method is None or call.targets or call.method.startswith("__"):
+        return None
+    return call.method
+
+
+_IMPLICIT_METHODS = ("__init__", "__call__", "forward", "__getitem__", "__getitems__", "__iter__", "__next__")
+
+
+def backward_closure(targets: Iterable[str], sources: dict[str, set[str]]) -> frozenset[str]:
+    """`targets` and everything that reaches one of them, given who reaches each name directly."""
+    found = set(targets)
+    stack = sorted(found)
+    while stack:
+        for source in sources.get(stack.pop(), ()):
+            if source not in found:
+                found.add(source)
+                stack.append(source)
+    return frozenset(found)
+
+
+def is_method(qualname: str, module: str) -> bool:
+    """`module.Class.method`, not a module-level function."""
+    return qualname.count(".") > module.count(".") + 1 and "<locals>" not in qualname
