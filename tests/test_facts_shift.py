@@ -7,7 +7,7 @@ from dataclasses import fields, is_dataclass
 
 import pytest
 
-from repro_lint.facts import checkpoints, datasets as dataset_facts, events, module_facts as facts, fix_points
+from repro_lint.facts import checkpoints, dataset_records as dataset_facts, events, module_facts as facts, fix_points
 from repro_lint.core import source
 from repro_lint.analysis.python import analyze
 from repro_lint.core.settings import Settings

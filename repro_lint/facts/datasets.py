@@ -1,37 +1,28 @@
-"""Per-module facts about datasets and DataLoaders, for REP201 across modules.
-
-Whether a DataLoader's workers share a random stream depends on the dataset class, which often lives
-in another module (`data/datasets.py`) and is built by a factory elsewhere (`build_dataset(args)`).
-So each module records, while it is parsed: its classes' random generator objects and what their
-methods read (a class's facts join its bases' at project time), the project classes its functions
-return, its DataLoaders with worker processes and no `worker_init_fn` (with everything the fix needs
-to edit that module), and where Lightning's `seed_everything(..., workers=True)` is called.
-`worker_hazards.py` joins these through the program model.
+"""Reading a module's dataset facts (dataset_records.py) from its tree: its classes and the
+generators they hold, the functions that return datasets, its DataLoaders with the edit each needs,
+and its Lightning worker seeding. Names are followed to their values through the module index, and
+a module whose text speaks of no dataset, loader or seeding is not read at all.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import TypeVar
 
 import libcst as cst
 
 from repro_lint.facts.context import FileContext, NodeEdit
-from repro_lint.facts.dataflow import ModuleIndex, OwnScopeVisitor, bound_values, code_in_place, index_for, scope_chain
+from repro_lint.facts.dataflow import OwnScopeVisitor
 from repro_lint.facts.dataloader_calls import CALL_METHODS, ITEM_METHODS, NUMPY_NON_DRAWING, WRAPPERS, WorkerFunction, given, import_edits, is_dataloader, loader_argument, module_functions, rng_constructor, seeds_workers, simple_assignments, workers_may_run
+from repro_lint.facts.dataset_records import MAIN_BLOCK, MODULE_LEVEL, WORKER_NAME, DatasetFacts, DatasetRef, Insertion, LoaderSite, Member, MethodUse, RandomClass, RngAttribute, WorkerFixPoint, WorkerFunctionPoint
 from repro_lint.facts.edits import argument, has_star_args, with_keyword
+from repro_lint.facts.module_index import ModuleIndex, bound_values, code_in_place, index_for, scope_chain
 from repro_lint.facts.names import ScopeNode, dotted_name, is_main_guard
 from repro_lint.facts.positions import Positions
 from repro_lint.core.findings import Edit
-from repro_lint.core.source import Line, LineIndex, Position
+from repro_lint.core.source import LineIndex, Position
 from repro_lint.facts.traversal import walk
 
-# Stands for the worker function's name in the call edit until the project pass chooses the name.
-WORKER_NAME = "__repro_lint_worker_init__"
-# Scopes of module-level code and of the `if __name__ == "__main__":` block in `worker_seeding`.
-MODULE_LEVEL = "<module>"
-MAIN_BLOCK = "<main>"
 _T = TypeVar("_T")
 _Node = TypeVar("_Node", bound=cst.CSTNode)
 _METHODS_OF_INTEREST = frozenset({"__init__", *ITEM_METHODS, *CALL_METHODS})
@@ -39,110 +30,6 @@ _METHODS_OF_INTEREST = frozenset({"__init__", *ITEM_METHODS, *CALL_METHODS})
 # matter only when their code speaks of random generators.
 _WORDS = ("DataLoader", "Dataset", "dataset", "__getitem__", "__iter__", "__call__", "seed_everything")
 _RNG_WORDS = ("rng", "random", "generator")
-
-
-@dataclass(frozen=True)
-class RngAttribute:
-    """A random generator object: `self.name` (created in `__init__`), a class attribute, or a module
-    global, and the constructor that built it."""
-
-    name: str
-    where: str  # "instance", "class" or "module"
-    constructor: str
-
-
-@dataclass(frozen=True)
-class MethodUse:
-    """What one method reads and rebinds: `self.x` attributes and the module's generator globals."""
-
-    name: str
-    calls: tuple[str, ...]  # x of self.x(...)
-    reads: tuple[str, ...]
-    binds: tuple[str, ...]
-    numpy_global: str | None  # a numpy.random global function it draws from
-
-
-@dataclass(frozen=True)
-class Member:
-    """`self.attribute = Callee(...)` in `__init__`: an object the class holds (a transform), and the
-    generators handed to it as (keyword, position, constructor)."""
-
-    attribute: str
-    targets: tuple[str, ...]
-    generators: tuple[tuple[str, int, str], ...]
-
-
-@dataclass(frozen=True)
-class RandomClass:
-    qualname: str
-    bases: tuple[str, ...]
-    generators: tuple[RngAttribute, ...]
-    # `self.attribute = parameter` in `__init__`: (attribute, parameter, its position after self)
-    parameters: tuple[tuple[str, str, int], ...]
-    members: tuple[Member, ...]
-    methods: tuple[MethodUse, ...]
-    handles_workers: bool  # reads `get_worker_info`: the class gives each worker its own state
-
-
-@dataclass(frozen=True, order=True)
-class DatasetRef:
-    """What a dataset expression is built by: the qualified names of the callee; `fixable` is False
-    behind a ConcatDataset, whose parts a worker function cannot reach by unwrapping `.dataset`.
-    Ordered: a function defined twice under one name (a notebook's cells) is two factories."""
-
-    targets: tuple[str, ...]
-    fixable: bool
-
-
-@dataclass(frozen=True)
-class Insertion:
-    """Where inserted text goes: before line `line` (column 0), or appended at the end of the file."""
-
-    line: Line
-    at_end: bool = False
-
-
-@dataclass(frozen=True)
-class WorkerFunctionPoint:
-    """Where the REP201 fix puts a module-level worker function: the names that denote torch and
-    numpy there and the imports to add, the insertion point, and the module-level names the
-    function must not clash with."""
-
-    imports: tuple[tuple[str, str, Insertion | None, str], ...]  # module, name, where, import line
-    at: Insertion
-    after_anchor: bool
-    end: Position
-    newline: str
-    indent: str
-    existing: tuple[tuple[str, str], ...]  # module-level functions named seed_*: (name, code)
-    bound: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class WorkerFixPoint:
-    """The REP201 fix of one DataLoader: the call edit (naming `WORKER_NAME`) and its module's point."""
-
-    call: Edit
-    function: WorkerFunctionPoint
-
-
-@dataclass(frozen=True)
-class LoaderSite:
-    """A torch DataLoader with worker processes, no `worker_init_fn` and no `**kwargs`."""
-
-    start: Position
-    end: Position
-    datasets: tuple[DatasetRef, ...]
-    fix: WorkerFixPoint | None
-
-
-@dataclass(frozen=True)
-class DatasetFacts:
-    module_generators: tuple[RngAttribute, ...] = ()
-    classes: tuple[RandomClass, ...] = ()
-    factories: tuple[tuple[str, tuple[DatasetRef, ...]], ...] = ()
-    loaders: tuple[LoaderSite, ...] = ()
-    worker_seeding: tuple[str, ...] = ()  # function qualnames, MODULE_LEVEL or MAIN_BLOCK
 
 
 def dataset_facts(context: FileContext, positions: Positions) -> DatasetFacts | None:
@@ -574,8 +461,6 @@ def _definitions(
             yield statement, qualname, scopes
             if isinstance(statement, cst.ClassDef) and isinstance(statement.body, cst.IndentedBlock):
                 yield from _definitions(statement.body.body, qualname, [*scopes, statement])
-
-
 
 
 def _top_level_names(module: cst.Module) -> set[str]:

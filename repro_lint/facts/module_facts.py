@@ -17,7 +17,8 @@ import libcst as cst
 from repro_lint.facts.checkpoint_collector import module_checkpoints
 from repro_lint.facts.checkpoints import ModuleCheckpoints
 from repro_lint.facts.context import FileContext
-from repro_lint.facts.datasets import DatasetFacts, dataset_facts
+from repro_lint.facts.dataset_records import DatasetFacts
+from repro_lint.facts.datasets import dataset_facts
 from repro_lint.facts.edits import argument, literal, off_unless_passed, with_keyword
 from repro_lint.facts.events import SWITCHABLE, Event, assignment_events, by_name_targets, call_events, environment_call_events
 from repro_lint.facts.fix_points import EntryFixFacts, SeedStatements, entry_fix_facts

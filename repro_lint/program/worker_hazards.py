@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from repro_lint.facts.dataloader_calls import CALL_METHODS, ITEM_METHODS
-from repro_lint.facts.datasets import MAIN_BLOCK, MODULE_LEVEL, DatasetRef, LoaderSite, Member, MethodUse, RandomClass, RngAttribute
+from repro_lint.facts.dataset_records import MAIN_BLOCK, MODULE_LEVEL, DatasetRef, LoaderSite, Member, MethodUse, RandomClass, RngAttribute
 from repro_lint.facts.module_facts import ModuleFacts
 from repro_lint.program.model import ProjectModel
 from repro_lint.program.programs import Program

@@ -9,9 +9,9 @@ from collections.abc import Iterator
 import libcst as cst
 
 from repro_lint.facts.context import NodeEdit, PendingFix
-from repro_lint.facts.dataflow import ModuleIndex, bound_values, index_for, indentation, is_self_attribute, owning_class, replace_in_place, scope_chain
+from repro_lint.facts.module_index import ModuleIndex, bound_values, index_for, indentation, is_self_attribute, owning_class, replace_in_place, scope_chain
 from repro_lint.facts.dataloader_calls import BATCH_SAMPLERS, DISTRIBUTED_SAMPLERS, RANDOM_SAMPLERS, RNG_CONSTRUCTORS, WorkerFunction, given, import_edits, is_dataloader, loader_argument, merge, module_functions, snake, workers_may_run
-from repro_lint.facts.datasets import WORKER_NAME, Insertion, LoaderSite, WorkerFixPoint, WorkerFunctionPoint
+from repro_lint.facts.dataset_records import WORKER_NAME, Insertion, LoaderSite, WorkerFixPoint, WorkerFunctionPoint
 from repro_lint.facts.edits import argument, has_star_args, literal, with_keyword
 from repro_lint.facts.context import import_statement_edit
 from repro_lint.facts.module_facts import ModuleFacts

@@ -7,7 +7,7 @@ import re
 import libcst as cst
 
 from repro_lint.facts.context import NodeEdit, PendingFix
-from repro_lint.facts.dataflow import index_for
+from repro_lint.facts.module_index import index_for
 from repro_lint.facts.edits import argument, has_star_args, literal
 from repro_lint.facts.context import replace_node
 from repro_lint.knowledge import load

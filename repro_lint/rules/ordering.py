@@ -8,7 +8,8 @@ from collections.abc import Callable, Sequence
 import libcst as cst
 
 from repro_lint.facts.context import FileContext, NodeEdit, PendingFix
-from repro_lint.facts.dataflow import Kind, Leak, OrderFlow, index_for
+from repro_lint.facts.dataflow import Kind, Leak, OrderFlow
+from repro_lint.facts.module_index import index_for
 from repro_lint.facts.context import import_statement_edit
 from repro_lint.knowledge import load
 from repro_lint.core.message_text import QUOTE_LIMIT, elide

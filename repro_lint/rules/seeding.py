@@ -8,7 +8,7 @@ from functools import partial
 import libcst as cst
 
 from repro_lint.facts.context import FileContext
-from repro_lint.facts.dataflow import index_for
+from repro_lint.facts.module_index import index_for
 from repro_lint.facts.edits import argument, has_star_args, literal
 from repro_lint.facts.events import NUMPY, RANDOM, TORCH, short, tables
 from repro_lint.facts.module_facts import ModuleFacts
