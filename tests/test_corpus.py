@@ -12,7 +12,6 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
 import corpus  # noqa: E402
-from repro_lint.core.catalog import CATALOG  # noqa: E402
 
 LABELS = Path(corpus.__file__).parent / "corpus"
 
@@ -89,7 +88,8 @@ def test_label_files_are_well_formed(path):
     for file, found in entry["files"].items():
         assert not file.startswith(("/", "./")) and "\\" not in file
         for label in found:
-            assert label["code"] in CATALOG and label["line"] >= 1 and label["why"]
+            # Codes of the catalog (rules-catalog.md), implemented or not yet: a label is what the code is.
+            assert re.fullmatch(r"REP\d{3}", label["code"]) and label["line"] >= 1 and label["why"]
             assert ("cell" in label) == file.endswith(".ipynb")
     for change in entry.get("adjudicated", []):
-        assert change["change"] in ("add", "remove") and change["reason"] and change["code"] in CATALOG
+        assert change["change"] in ("add", "remove") and change["reason"] and re.fullmatch(r"REP\d{3}", change["code"])
