@@ -129,7 +129,7 @@ def table(score: Score, codes: Iterable[str]) -> Iterator[str]:
     yield f"{'rule':<8} {'default':<8} {'TP':>4} {'FN':>4} {'FP':>4} {'recall':>7} {'precision':>9}"
     for code in codes:
         hit, miss, alarm = score.hits[code], score.misses[code], score.false_alarms[code]
-        default = "on" if code in CATALOG and CATALOG[code].default_enabled else "off"
+        default = ("on" if CATALOG[code].default_enabled else "off") if code in CATALOG else "new"  # new: not built yet
         yield f"{code:<8} {default:<8} {hit:>4} {miss:>4} {alarm:>4} {ratio(hit, hit + miss):>7} {ratio(hit, hit + alarm):>9}"
     for name, chosen in (("on", True), ("all", None)):
         keep = [code for code in codes if chosen is None or (code in CATALOG and CATALOG[code].default_enabled)]
