@@ -28,7 +28,7 @@ from repro_lint.facts.context import FileContext
 from repro_lint.knowledge import load
 from repro_lint.facts.module_index import ModuleIndex, index_for, is_self_attribute, owning_class
 from repro_lint.facts.names import dotted_name
-from repro_lint.facts.traversal import walk
+from repro_lint.facts.traversal import OwnScopeVisitor, walk
 
 
 class Kind(enum.Enum):
@@ -455,20 +455,6 @@ class OrderFlow:
             if isinstance(outcome, Leak):
                 return outcome
         return None
-
-
-class OwnScopeVisitor(cst.CSTVisitor):
-    """A visitor that stays in the code it is handed: nested functions, lambdas and classes run at
-    another time, in a scope of their own."""
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return False
 
 
 class _LoopBody(OwnScopeVisitor):

@@ -59,3 +59,17 @@ def walk(node: cst.CSTNode, visitor: Visitor) -> None:
             elif type(value) not in _SKIPPED:
                 walk(value, visitor)
     visitor.on_leave(node)
+
+
+class OwnScopeVisitor(cst.CSTVisitor):
+    """A visitor that stays in the code it is handed: nested functions, lambdas and classes run at
+    another time, in a scope of their own."""
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
