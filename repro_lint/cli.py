@@ -10,17 +10,17 @@ from pathlib import Path
 import click
 
 from repro_lint.api import lint_paths
-from repro_lint.engine.cache import cache_folders, remove_caches
+from repro_lint.core.catalog import CATALOG
+from repro_lint.core.pages import page_text
+from repro_lint.core.problems import Problem
 from repro_lint.core.settings import ConfigError
+from repro_lint.engine.cache import cache_folders, remove_caches
 from repro_lint.engine.config import load_settings
 from repro_lint.engine.discovery import MissingPath, unlintable
+from repro_lint.engine.workers import default_jobs
 from repro_lint.output import text
 from repro_lint.output.context import repository_root
 from repro_lint.output.report import FORMATS, errors, render_report, write_report
-from repro_lint.core.pages import page_text
-from repro_lint.core.problems import Problem
-from repro_lint.core.catalog import CATALOG
-from repro_lint.engine.workers import default_jobs
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 

@@ -32,14 +32,14 @@ from pathlib import Path
 from typing import Any
 
 from repro_lint.api import LintResult, lint_paths, lint_text
-from repro_lint.core.settings import ConfigError, Settings
-from repro_lint.engine.config import load_settings
-from repro_lint.engine.discovery import discover
 from repro_lint.core.catalog import CATALOG
 from repro_lint.core.findings import Finding
-from repro_lint.rules.syntax import SyntaxErrorRule
+from repro_lint.core.settings import ConfigError, Settings
 from repro_lint.core.source import Position
+from repro_lint.engine.config import load_settings
+from repro_lint.engine.discovery import discover
 from repro_lint.engine.workers import default_jobs
+from repro_lint.rules.syntax import SyntaxErrorRule
 
 PREFIX = "REP"
 _START = Position(1, 0)

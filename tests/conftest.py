@@ -9,9 +9,8 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from repro_lint.api import fix_source, lint_source
-from repro_lint.core.settings import Settings
 from repro_lint.core.findings import Finding
-
+from repro_lint.core.settings import Settings
 
 # Property-based tests (tests/test_properties.py): `ci`, the default, is bounded and derandomized so
 # that the suite stays quick and every run tries the same examples; `long` (HYPOTHESIS_PROFILE=long)

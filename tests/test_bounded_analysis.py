@@ -12,9 +12,9 @@ import time
 from pathlib import Path
 
 from repro_lint.analysis.python import analyze
-from repro_lint.program.checkpoints import ProjectCheckpoints
-from repro_lint.core.settings import Settings
 from repro_lint.analysis.result import ModuleIdentity
+from repro_lint.core.settings import Settings
+from repro_lint.program.checkpoints import ProjectCheckpoints
 from repro_lint.program.model import ProjectModel
 from repro_lint.program.worker_hazards import WorkerHazards
 

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import textwrap
-
 import os
 import pickle
 import random
 import subprocess
 import sys
+import textwrap
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -18,10 +17,10 @@ import pytest
 
 from repro_lint.analysis.python import analyze
 from repro_lint.api import lint_paths
-from repro_lint.engine.cache import CACHE_FOLDER, AnalysisCache
 from repro_lint.core.settings import Settings
-from repro_lint.program.model import ProjectModel
 from repro_lint.core.source import read_source
+from repro_lint.engine.cache import CACHE_FOLDER, AnalysisCache
+from repro_lint.program.model import ProjectModel
 
 TRAIN = "import torch\nfrom torch.utils.data import random_split\nif __name__ == '__main__':\n    random_split(ds, [1, 1])\n    torch.nn.Linear(2, 2)(torch.ones(2)).sum().backward()\n"
 

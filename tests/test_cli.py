@@ -9,9 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from conftest import SEEDED_PROGRAM_WITH_TWO_FINDINGS
 from click.testing import CliRunner
+from conftest import SEEDED_PROGRAM_WITH_TWO_FINDINGS
 
 from repro_lint.cli import main
 

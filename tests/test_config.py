@@ -8,9 +8,9 @@ from click.testing import CliRunner
 
 from repro_lint.api import lint_paths
 from repro_lint.cli import main
-from repro_lint.rules.registry import REGISTRY
 from repro_lint.core.settings import ConfigError, Settings
 from repro_lint.engine.config import find_config_file, load_config_file, load_settings
+from repro_lint.rules.registry import REGISTRY
 
 BENCH = "import torch\ntorch.backends.cudnn.benchmark = True\n"
 

@@ -3,7 +3,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from click.testing import CliRunner
 
 from repro_lint.cli import main

@@ -7,13 +7,15 @@ from dataclasses import fields, is_dataclass
 
 import pytest
 
-from repro_lint.facts import checkpoints, dataset_records as dataset_facts, events, module_facts as facts, fix_points
-from repro_lint.core import source
 from repro_lint.analysis.python import analyze
+from repro_lint.analysis.result import ModuleIdentity
+from repro_lint.core import source
 from repro_lint.core.settings import Settings
+from repro_lint.facts import checkpoints, events, fix_points
+from repro_lint.facts import dataset_records as dataset_facts
+from repro_lint.facts import module_facts as facts
 from repro_lint.facts.module_facts import FunctionFacts
 from repro_lint.facts.shift import same_but_for_moved_lines
-from repro_lint.analysis.result import ModuleIdentity
 
 # A training script with facts of most kinds: imports, a seed option, a dataset drawing from numpy,
 # a loader, a checkpoint, functions, calls, events, a main guard and its fix points.

@@ -8,10 +8,10 @@ import pytest
 
 from repro_lint.analysis.python import parses
 from repro_lint.api import fix_source, lint_source
-from repro_lint.core.settings import Settings
-from repro_lint.engine.fixes import apply_fixes, write_atomically
 from repro_lint.core.findings import Applicability, Edit, Fix
+from repro_lint.core.settings import Settings
 from repro_lint.core.source import Position
+from repro_lint.engine.fixes import apply_fixes, write_atomically
 
 
 def _fix(start: tuple[int, int], end: tuple[int, int], content: str) -> Fix:

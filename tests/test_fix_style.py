@@ -16,8 +16,8 @@ from repro_lint.api import fix_source, lint_paths
 from repro_lint.cli import main
 from repro_lint.core.settings import Settings
 from repro_lint.engine.config import load_settings
-from repro_lint.facts.import_block import import_placement
 from repro_lint.engine.line_length import project_line_length
+from repro_lint.facts.import_block import import_placement
 from tests.conftest import assert_fix
 
 

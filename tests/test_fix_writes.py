@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from repro_lint.api import lint_paths
-from repro_lint.engine.engine import Engine
-from repro_lint.core.settings import Settings
-from repro_lint.engine.fixes import NotWritten, write_atomically
 from repro_lint.core.problems import Problem
+from repro_lint.core.settings import Settings
+from repro_lint.engine.engine import Engine
+from repro_lint.engine.fixes import NotWritten, write_atomically
 
 SPLIT = "from torch.utils.data import random_split\nparts = random_split(ds, [1, 1])\n"
 FIXED = (

@@ -46,9 +46,9 @@ def test_a_fix_run_keeps_no_program_model_of_an_earlier_round(tmp_path, monkeypa
     # model grew a --fix run by 100 MB a round on Megatron-LM.
     import weakref
 
-    from repro_lint.program import model as program
     from repro_lint.api import lint_paths
     from repro_lint.core.settings import Settings
+    from repro_lint.program import model as program
 
     built: list[weakref.ref[program.ProjectModel]] = []
     init = program.ProjectModel.__init__

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from repro_lint.api import lint_paths, lint_source
-from repro_lint.core.settings import Settings
 from repro_lint.core.message_text import elide
+from repro_lint.core.settings import Settings
 from repro_lint.rules.registry import REGISTRY
 
 LIMIT = 120

@@ -17,20 +17,20 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
-from conftest import SEEDED_PROGRAM_WITH_TWO_FINDINGS
 from click.testing import CliRunner
+from conftest import SEEDED_PROGRAM_WITH_TWO_FINDINGS
 
 from repro_lint.api import fix_source
 from repro_lint.cli import main
-from repro_lint.core.settings import Settings
-from repro_lint.output import github, sarif
-from repro_lint.output.context import ReportContext, repository_root
 from repro_lint.core import pages
+from repro_lint.core.findings import Finding
 from repro_lint.core.pages import page_text
 from repro_lint.core.problems import Problem
-from repro_lint.rules.registry import REGISTRY
-from repro_lint.core.findings import Finding
+from repro_lint.core.settings import Settings
 from repro_lint.core.source import Position
+from repro_lint.output import github, sarif
+from repro_lint.output.context import ReportContext, repository_root
+from repro_lint.rules.registry import REGISTRY
 
 SCHEMA = json.loads((Path(__file__).resolve().parent / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from repro_lint.api import lint_source
+from repro_lint.core import catalog
 from repro_lint.core.settings import Settings
 from repro_lint.rules.registry import REGISTRY, describe
-from repro_lint.core import catalog
 
 PAGES = Path(__file__).resolve().parent.parent / "rules"
 SECTIONS = ["What it does", "Why is this bad?", "Example", "Use instead", "Fix safety", "References"]

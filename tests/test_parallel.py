@@ -11,13 +11,13 @@ import sys
 import textwrap
 
 import pytest
-
 from conftest import SEEDED_PROGRAM_WITH_TWO_FINDINGS
-from repro_lint.engine import workers
+
 from repro_lint.analysis.result import ModuleIdentity
-from repro_lint.engine.cache import CACHE_FOLDER
 from repro_lint.core.settings import Settings
 from repro_lint.core.source import packed
+from repro_lint.engine import workers
+from repro_lint.engine.cache import CACHE_FOLDER
 
 UNSEEDED_TRAINING = """\
 import torch

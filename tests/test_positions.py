@@ -8,8 +8,8 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from repro_lint.facts.positions import Positions
 from repro_lint.core.source import LineIndex, Position
+from repro_lint.facts.positions import Positions
 from repro_lint.facts.traversal import walk
 from tests.test_traversal import EVERY_KIND_OF_SYNTAX, PACKAGE
 

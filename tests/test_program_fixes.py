@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import textwrap
 
-
 from repro_lint.api import lint_paths
 from repro_lint.core.settings import Settings
 

@@ -20,13 +20,14 @@ from io import StringIO
 from pathlib import Path
 
 import hypothesmith
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 from pyflakes import checker, messages
 
 from repro_lint.api import LintResult, lint_paths
+from repro_lint.core.findings import Finding
 from repro_lint.core.settings import Settings
 from repro_lint.engine.fixes import applicable
-from repro_lint.core.findings import Finding
 
 HERE = Path(__file__).resolve().parent
 REPOSITORY = HERE.parent

@@ -7,8 +7,8 @@ import sys
 import textwrap
 
 import pytest
-
 from conftest import assert_fix, codes, lint
+
 from repro_lint.api import fix_source
 from repro_lint.core.settings import Settings
 from repro_lint.knowledge import load

@@ -1,5 +1,4 @@
 import pytest
-
 from conftest import assert_fix, codes
 
 # --- REP301 cudnn-benchmark-enabled --------------------------------------------------------------

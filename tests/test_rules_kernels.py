@@ -4,8 +4,8 @@ import importlib
 import textwrap
 
 import pytest
-
 from conftest import assert_fix, codes, lint
+
 from repro_lint.api import fix_source, lint_paths, lint_source
 from repro_lint.core.settings import Settings
 from repro_lint.knowledge import load

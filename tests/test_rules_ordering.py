@@ -6,7 +6,6 @@ import sys
 import textwrap
 
 import pytest
-
 from conftest import assert_fix, codes, lint
 
 # --- REP106, first form: orders built by iterating a set -------------------------------------------

@@ -1,5 +1,4 @@
 import pytest
-
 from conftest import assert_fix, codes, lint
 
 # --- REP103 unseeded-generator ---------------------------------------------------------------------

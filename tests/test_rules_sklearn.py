@@ -1,8 +1,8 @@
 """REP207 estimator-missing-random-state, and REP204's pandas `DataFrame.sample` form."""
 
 import pytest
-
 from conftest import assert_fix, codes, lint
+
 from repro_lint.knowledge import load
 
 # --- REP207 estimator-missing-random-state ---------------------------------------------------------

@@ -6,8 +6,8 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-
 from conftest import assert_fix, lint
+
 from repro_lint.api import lint_paths
 from repro_lint.core.settings import Settings
 

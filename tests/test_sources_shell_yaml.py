@@ -7,14 +7,14 @@ import textwrap
 import pytest
 from click.testing import CliRunner
 
+from repro_lint.analysis.result import FileAnalysis
+from repro_lint.analysis.suppression import Suppressions
 from repro_lint.api import fix_source, lint_paths, lint_source
 from repro_lint.cli import main
-from repro_lint.core.settings import Settings
-from repro_lint.analysis.result import FileAnalysis
 from repro_lint.core.problems import Problem
+from repro_lint.core.settings import Settings
 from repro_lint.sources import scanner_for
 from repro_lint.sources.shell_lexer import lex
-from repro_lint.analysis.suppression import Suppressions
 
 SELECT = Settings(select=("REP305", "REP308", "REP001"))
 

@@ -1,8 +1,8 @@
 from pathlib import Path
 
 import pytest
-
 from conftest import codes
+
 from repro_lint.api import fix_source, lint_paths, lint_source
 from repro_lint.core.settings import Settings
 

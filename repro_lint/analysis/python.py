@@ -11,19 +11,18 @@ from collections.abc import Sequence
 
 import libcst as cst
 
+from repro_lint.analysis.result import FileAnalysis, ModuleIdentity, syntax_error
+from repro_lint.analysis.suppression import python_suppressions
+from repro_lint.analysis.wrapping import wrap_replacement
+from repro_lint.core.findings import Edit, Finding, Fix
+from repro_lint.core.problems import Problem
 from repro_lint.core.settings import Settings
+from repro_lint.core.source import LineIndex, Position
 from repro_lint.facts.context import BatchedVisitor, FileContext, NodeEdit, PendingFix, PendingReport
 from repro_lint.facts.module_facts import FactsCollector
-from repro_lint.analysis.result import FileAnalysis, ModuleIdentity, syntax_error
 from repro_lint.facts.positions import Positions
-from repro_lint.core.problems import Problem
-from repro_lint.core.findings import Edit, Finding, Fix
-from repro_lint.rules.base import Rule
-from repro_lint.core.source import LineIndex, Position
-from repro_lint.analysis.suppression import python_suppressions
 from repro_lint.facts.traversal import walk
-from repro_lint.analysis.wrapping import wrap_replacement
-
+from repro_lint.rules.base import Rule
 
 _VALIDATE = cst.CSTNode.__post_init__
 _PARSER_STACK = 512 * 1024 * 1024

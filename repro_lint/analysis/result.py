@@ -6,11 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from repro_lint.core.problems import Problem
-from repro_lint.core.findings import Finding
-from repro_lint.rules.syntax import SyntaxErrorRule
-from repro_lint.core.source import Position
 from repro_lint.analysis.suppression import Suppressions
+from repro_lint.core.findings import Finding
+from repro_lint.core.problems import Problem
+from repro_lint.core.source import Position
+from repro_lint.rules.syntax import SyntaxErrorRule
 
 if TYPE_CHECKING:
     from repro_lint.facts.module_facts import ModuleFacts

@@ -9,11 +9,11 @@ import tokenize
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from repro_lint.core.message_text import elide
-from repro_lint.core.findings import Applicability, Edit, Finding, Fix
 from repro_lint.core.catalog import CATALOG
-from repro_lint.rules.unused_noqa import UNUSED_NOQA
+from repro_lint.core.findings import Applicability, Edit, Finding, Fix
+from repro_lint.core.message_text import elide
 from repro_lint.core.source import LineIndex, Position
+from repro_lint.rules.unused_noqa import UNUSED_NOQA
 
 _CODES = r"[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*"
 _NOQA = re.compile(rf"#\s*noqa(?::\s*(?P<codes>{_CODES}))?", re.IGNORECASE)

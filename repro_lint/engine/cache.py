@@ -18,9 +18,9 @@ from functools import cache
 from pathlib import Path
 
 from repro_lint.analysis.result import FileAnalysis
+from repro_lint.core.findings import Finding
 from repro_lint.engine.discovery import project_root
 from repro_lint.program.declared import Declared
-from repro_lint.core.findings import Finding
 
 CACHE_FOLDER = ".repro_lint_cache"
 

@@ -14,9 +14,9 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
+from repro_lint.core.pages import is_web_url
 from repro_lint.core.settings import ConfigError, Settings, check_codes
 from repro_lint.engine.line_length import project_line_length
-from repro_lint.core.pages import is_web_url
 
 CONFIG_FILES = ("repro-lint.toml", "pyproject.toml")
 _VERSION = re.compile(r"^\d+(\.\d+){0,2}$")

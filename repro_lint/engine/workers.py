@@ -20,15 +20,15 @@ import multiprocessing
 import os
 from collections import deque
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
 
 from repro_lint.analysis.result import FileAnalysis, ModuleIdentity
-from repro_lint.core.settings import Settings
 from repro_lint.core.problems import Problem, internal_error
-from repro_lint.rules.base import Rule
+from repro_lint.core.settings import Settings
 from repro_lint.core.source import unpacked
+from repro_lint.rules.base import Rule
 
 # Starting a spawned worker (a fresh interpreter importing LibCST and the rules) costs about 0.3 s
 # on this kind of machine, as much as analysing some 15-20 average files; below this many files to

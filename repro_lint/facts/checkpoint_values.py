@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from repro_lint.core.source import Position
 from repro_lint.facts.checkpoints import (
     Creation,
     DictInsertion,
@@ -23,7 +24,6 @@ from repro_lint.facts.checkpoints import (
     SavedEntry,
 )
 from repro_lint.facts.positions import Positions
-from repro_lint.core.source import Position
 
 
 @dataclass(eq=False)

@@ -17,9 +17,8 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
-from repro_lint.knowledge import load
 from repro_lint.core.source import Line, Position
-
+from repro_lint.knowledge import load
 
 MODULE_CODE = "<module>"
 # Kinds of state, most specific first: a key `optimizer_state` holds an optimizer, not a model.

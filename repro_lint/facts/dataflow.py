@@ -25,10 +25,10 @@ from dataclasses import dataclass
 import libcst as cst
 
 from repro_lint.facts.context import FileContext
-from repro_lint.knowledge import load
 from repro_lint.facts.module_index import ModuleIndex, index_for, is_self_attribute, owning_class
 from repro_lint.facts.names import dotted_name
 from repro_lint.facts.traversal import OwnScopeVisitor, walk
+from repro_lint.knowledge import load
 
 
 class Kind(enum.Enum):

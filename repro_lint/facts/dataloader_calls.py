@@ -9,9 +9,8 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from repro_lint.facts.context import FileContext, NodeEdit
+from repro_lint.facts.context import FileContext, NodeEdit, import_statement_edit
 from repro_lint.facts.edits import argument, literal
-from repro_lint.facts.context import import_statement_edit
 from repro_lint.facts.import_block import is_import_line
 from repro_lint.knowledge import load
 

@@ -11,15 +11,44 @@ from typing import TypeVar
 
 import libcst as cst
 
+from repro_lint.core.findings import Edit
+from repro_lint.core.source import LineIndex, Position
 from repro_lint.facts.context import FileContext, NodeEdit
-from repro_lint.facts.dataloader_calls import CALL_METHODS, ITEM_METHODS, NUMPY_NON_DRAWING, WRAPPERS, WorkerFunction, given, import_edits, is_dataloader, loader_argument, module_functions, rng_constructor, seeds_workers, simple_assignments, workers_may_run
-from repro_lint.facts.dataset_records import MAIN_BLOCK, MODULE_LEVEL, WORKER_NAME, DatasetFacts, DatasetRef, Insertion, LoaderSite, Member, MethodUse, RandomClass, RngAttribute, WorkerFixPoint, WorkerFunctionPoint
+from repro_lint.facts.dataloader_calls import (
+    CALL_METHODS,
+    ITEM_METHODS,
+    NUMPY_NON_DRAWING,
+    WRAPPERS,
+    WorkerFunction,
+    given,
+    import_edits,
+    is_dataloader,
+    loader_argument,
+    module_functions,
+    rng_constructor,
+    seeds_workers,
+    simple_assignments,
+    workers_may_run,
+)
+from repro_lint.facts.dataset_records import (
+    MAIN_BLOCK,
+    MODULE_LEVEL,
+    WORKER_NAME,
+    DatasetFacts,
+    DatasetRef,
+    Insertion,
+    LoaderSite,
+    Member,
+    MethodUse,
+    RandomClass,
+    RngAttribute,
+    WorkerFixPoint,
+    WorkerFunctionPoint,
+)
 from repro_lint.facts.edits import argument, has_star_args, with_keyword
 from repro_lint.facts.module_index import ModuleIndex, bound_values, code_in_place, index_for, scope_chain
 from repro_lint.facts.names import ScopeNode, dotted_name, is_main_guard
 from repro_lint.facts.positions import Positions
-from repro_lint.core.findings import Edit
-from repro_lint.core.source import LineIndex, Position
 from repro_lint.facts.traversal import OwnScopeVisitor, walk
 
 _T = TypeVar("_T")

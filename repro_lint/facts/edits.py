@@ -5,7 +5,6 @@ from __future__ import annotations
 import libcst as cst
 
 
-
 def keyword(call: cst.Call, name: str) -> cst.Arg | None:
     return next((arg for arg in call.args if arg.keyword is not None and arg.keyword.value == name), None)
 

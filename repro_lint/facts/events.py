@@ -12,11 +12,11 @@ from functools import cache
 
 import libcst as cst
 
-from repro_lint.facts.edits import argument, keyword, literal
-from repro_lint.knowledge import load
-from repro_lint.facts.names import dotted_name
 from repro_lint.core.source import Line
+from repro_lint.facts.edits import argument, keyword, literal
+from repro_lint.facts.names import dotted_name
 from repro_lint.facts.traversal import walk
+from repro_lint.knowledge import load
 
 TORCH, NUMPY, RANDOM = "torch", "numpy", "random"
 # Events a helper's parameter may switch on and off (see `Event.switch`).

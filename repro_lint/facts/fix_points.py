@@ -13,12 +13,12 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from repro_lint.core.source import Line
 from repro_lint.facts.context import FileContext
 from repro_lint.facts.import_block import block_end, import_placement, merge_placements
-from repro_lint.facts.seed_values import CONFIG_OBJECTS, PARSED_OBJECTS, binds, seeding_argument
 from repro_lint.facts.names import dotted_name
 from repro_lint.facts.positions import Positions
-from repro_lint.core.source import Line
+from repro_lint.facts.seed_values import CONFIG_OBJECTS, PARSED_OBJECTS, binds, seeding_argument
 from repro_lint.facts.traversal import walk
 
 FIX_MODULES = ("os", "random", "numpy", "torch")

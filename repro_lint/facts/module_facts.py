@@ -14,6 +14,8 @@ from typing import Any, TypeVar
 
 import libcst as cst
 
+from repro_lint.core.findings import Edit
+from repro_lint.core.source import Line, Position
 from repro_lint.facts.checkpoint_collector import module_checkpoints
 from repro_lint.facts.checkpoints import ModuleCheckpoints
 from repro_lint.facts.context import FileContext
@@ -23,12 +25,10 @@ from repro_lint.facts.edits import argument, literal, off_unless_passed, with_ke
 from repro_lint.facts.events import SWITCHABLE, Event, assignment_events, by_name_targets, call_events, environment_call_events
 from repro_lint.facts.fix_points import EntryFixFacts, SeedStatements, entry_fix_facts
 from repro_lint.facts.launches import Launch, LaunchFinder
-from repro_lint.facts.training_context import does_not_train
 from repro_lint.facts.names import dotted_name, import_from_module, is_main_guard
 from repro_lint.facts.positions import Positions
 from repro_lint.facts.seed_option import ArgparseSeed, seed_option
-from repro_lint.core.findings import Edit
-from repro_lint.core.source import Line, Position
+from repro_lint.facts.training_context import does_not_train
 from repro_lint.facts.traversal import walk
 
 # Method calls that mean "this code trains": `loss.backward()`, `optimizer.step()`,

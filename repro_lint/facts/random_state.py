@@ -5,8 +5,8 @@ from __future__ import annotations
 import libcst as cst
 
 from repro_lint.facts.context import FileContext, NodeEdit
-from repro_lint.facts.module_index import replace_in_place
 from repro_lint.facts.edits import literal, with_keyword
+from repro_lint.facts.module_index import replace_in_place
 from repro_lint.facts.seed_values import SeedValues
 
 

@@ -13,8 +13,8 @@ import re
 import libcst as cst
 
 from repro_lint.facts.context import FileContext
-from repro_lint.knowledge import load
 from repro_lint.facts.names import dotted_name
+from repro_lint.knowledge import load
 
 _DATA = load("benchmarks.json")
 _FUNCTION_WORDS = frozenset(_DATA["function_words"])

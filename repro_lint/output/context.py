@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from repro_lint.engine.discovery import project_root
 from repro_lint.core.problems import Problem
+from repro_lint.engine.discovery import project_root
 
 
 @dataclass(frozen=True)

@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from repro_lint.core.findings import Finding
+from repro_lint.core.problems import Problem
 from repro_lint.output.context import ReportContext, path_under_root
 from repro_lint.output.json_output import cell_location, finding_object
-from repro_lint.core.problems import Problem
-from repro_lint.core.findings import Finding
 
 
 def escape_data(text: str) -> str:

@@ -6,10 +6,10 @@ import json
 from collections import Counter
 from collections.abc import Sequence
 
+from repro_lint.core.findings import Edit, Finding
+from repro_lint.core.pages import page_url
 from repro_lint.engine.fixes import applicable
 from repro_lint.output.context import ReportContext
-from repro_lint.core.pages import page_url
-from repro_lint.core.findings import Edit, Finding
 
 
 def _edit(edit: Edit) -> dict[str, object]:

@@ -8,10 +8,10 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from repro_lint.core.findings import Finding
+from repro_lint.core.problems import Problem
 from repro_lint.output import github, json_output, sarif, text
 from repro_lint.output.context import ReportContext
-from repro_lint.core.problems import Problem
-from repro_lint.core.findings import Finding
 
 FORMATS = ("text", "json", "sarif", "github")
 MACHINE_FORMATS = {"json": json_output.render, "sarif": sarif.render, "github": github.render}

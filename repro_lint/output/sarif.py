@@ -13,12 +13,12 @@ from importlib import metadata
 from pathlib import Path
 from urllib.parse import quote
 
-from repro_lint.output.context import ReportContext, path_under_root
-from repro_lint.output.json_output import cell_location, finding_object
-from repro_lint.core.pages import page_text, page_url
-from repro_lint.core.problems import Problem
 from repro_lint.core.catalog import CATALOG
 from repro_lint.core.findings import Finding
+from repro_lint.core.pages import page_text, page_url
+from repro_lint.core.problems import Problem
+from repro_lint.output.context import ReportContext, path_under_root
+from repro_lint.output.json_output import cell_location, finding_object
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 # Every finding is something to fix before the run can be trusted; flake8 and Ruff report them all as

@@ -8,8 +8,8 @@ import sys
 from types import ModuleType
 from typing import Any
 
-from .hashing import tensors_sha256
 from .evaluate import Verdict, bad, na, ok
+from .hashing import tensors_sha256
 
 # torch.initial_seed() of a never-seeded process is a random 64-bit value; hand-picked seeds
 # are almost always below 2**32 (Lightning even caps them there).

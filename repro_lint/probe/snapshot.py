@@ -8,8 +8,8 @@ from typing import Any
 
 from . import dataloader as dl
 from .checks import CHECKS
-from .envvars import ENV_VARS, judge_env, pythonhashseed_effective, read_env, read_exec_environ
 from .environment import describe_environment, installed_packages, major_minor
+from .envvars import ENV_VARS, judge_env, pythonhashseed_effective, read_env, read_exec_environ
 from .errors import import_torch
 from .evaluate import Context, judge_row
 from .report import Finding, Report, Row, SelfTest

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from repro_lint.facts.module_facts import ModuleFacts
-from repro_lint.facts.fix_points import EntryFixFacts, InsertionPoint
-from repro_lint.program.programs import Worker
 from repro_lint.core.findings import Applicability, Edit, Finding, Fix, Reporter
-from repro_lint.facts.seed_values import SEED_CONSTANT, seed_constant
 from repro_lint.core.source import Position
+from repro_lint.facts.fix_points import EntryFixFacts, InsertionPoint
+from repro_lint.facts.module_facts import ModuleFacts
+from repro_lint.facts.seed_values import SEED_CONSTANT, seed_constant
+from repro_lint.program.programs import Worker
 
 _DEFAULT_NAMES = {"numpy": "np"}
 

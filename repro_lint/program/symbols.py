@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Container, Mapping
 from dataclasses import dataclass
 
+from repro_lint.core.stack_memo import StackMemo, Steps
 from repro_lint.facts.module_facts import ModuleFacts
 from repro_lint.program.module_names import ModuleNames
-from repro_lint.core.stack_memo import StackMemo, Steps
 
 
 @dataclass(frozen=True)

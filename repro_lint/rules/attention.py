@@ -9,12 +9,12 @@ from functools import cache
 
 import libcst as cst
 
+from repro_lint.core.findings import Applicability, Finding, FixAvailability
+from repro_lint.core.message_text import elide
 from repro_lint.facts.context import FileContext, NodeEdit, PendingFix
 from repro_lint.facts.edits import argument, has_star_args, keyword, literal, with_keyword
-from repro_lint.knowledge import load
-from repro_lint.core.message_text import elide
 from repro_lint.facts.names import terminal_name
-from repro_lint.core.findings import Applicability, Finding, FixAvailability
+from repro_lint.knowledge import load
 from repro_lint.rules.base import Rule, register
 
 # PyTorch's own flash kernel has a deterministic backward under `use_deterministic_algorithms(True)`,

@@ -9,12 +9,12 @@ from functools import cache
 
 import libcst as cst
 
+from repro_lint.core.findings import Applicability, FixAvailability
+from repro_lint.core.message_text import elide
 from repro_lint.facts.context import NodeEdit, PendingFix
 from repro_lint.facts.edits import argument, literal
-from repro_lint.knowledge import load
-from repro_lint.core.message_text import elide
 from repro_lint.facts.names import terminal_name
-from repro_lint.core.findings import Applicability, FixAvailability
+from repro_lint.knowledge import load
 from repro_lint.rules.base import Rule, register
 
 # Calls that set one environment variable from their first two arguments.

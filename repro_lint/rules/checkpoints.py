@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from repro_lint.program.checkpoints import Checkpoint, Context, Located, ProjectCheckpoints, project_checkpoints
-from repro_lint.facts.checkpoints import MODULE_CODE, TRAINING_STATE, RestorePoint, hinted_kind, knowledge
-from repro_lint.core.message_text import elide, place
-from repro_lint.program.model import ProjectModel
 from repro_lint.core.findings import Applicability, Edit, Finding, Fix, FixAvailability
-from repro_lint.rules.base import ProgramRule, register
+from repro_lint.core.message_text import elide, place
 from repro_lint.core.source import Position
+from repro_lint.facts.checkpoints import MODULE_CODE, TRAINING_STATE, RestorePoint, hinted_kind, knowledge
+from repro_lint.program.checkpoints import Checkpoint, Context, Located, ProjectCheckpoints, project_checkpoints
+from repro_lint.program.model import ProjectModel
+from repro_lint.rules.base import ProgramRule, register
 
 _STATE_NAMES = {"optimizer": "optimizer", "scheduler": "LR scheduler", "scaler": "gradient scaler", "rng": "RNG"}
 _DEFAULT_NAMES = {"torch": "torch", "numpy": "np", "random": "random"}

@@ -8,21 +8,33 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from repro_lint.facts.context import NodeEdit, PendingFix
-from repro_lint.facts.module_index import bound_values, index_for, replace_in_place
-from repro_lint.facts.dataloader_calls import BATCH_SAMPLERS, RANDOM_SAMPLERS, RNG_CONSTRUCTORS, WorkerFunction, given, import_edits, is_dataloader, loader_argument, merge, module_functions, snake, workers_may_run
+from repro_lint.core.findings import Applicability, Edit, Finding, Fix, FixAvailability
+from repro_lint.core.message_text import elide
+from repro_lint.core.source import Position
+from repro_lint.facts.context import NodeEdit, PendingFix, import_statement_edit
+from repro_lint.facts.dataloader_calls import (
+    BATCH_SAMPLERS,
+    RANDOM_SAMPLERS,
+    RNG_CONSTRUCTORS,
+    WorkerFunction,
+    given,
+    import_edits,
+    is_dataloader,
+    loader_argument,
+    merge,
+    module_functions,
+    snake,
+    workers_may_run,
+)
 from repro_lint.facts.dataset_records import WORKER_NAME, Insertion, LoaderSite, WorkerFixPoint, WorkerFunctionPoint
 from repro_lint.facts.edits import argument, has_star_args, literal, with_keyword
-from repro_lint.facts.context import import_statement_edit
 from repro_lint.facts.module_facts import ModuleFacts
-from repro_lint.core.message_text import elide
+from repro_lint.facts.module_index import bound_values, index_for, replace_in_place
 from repro_lint.facts.names import terminal_name
-from repro_lint.program.model import ProjectModel
-from repro_lint.core.findings import Applicability, Edit, Finding, Fix, FixAvailability
-from repro_lint.rules.base import ProgramRule, Rule, register
 from repro_lint.facts.seed_values import SeedValues
-from repro_lint.core.source import Position
+from repro_lint.program.model import ProjectModel
 from repro_lint.program.worker_hazards import Hazard, WorkerHazards
+from repro_lint.rules.base import ProgramRule, Rule, register
 
 _SAMPLER_SHORT = frozenset(name.rpartition(".")[2] for name in (*RANDOM_SAMPLERS, *BATCH_SAMPLERS))
 

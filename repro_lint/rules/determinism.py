@@ -3,23 +3,22 @@
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from collections.abc import Iterator
+from dataclasses import replace
 
 import libcst as cst
 
-from repro_lint.facts.context import NodeEdit, PendingFix
-from repro_lint.facts.edits import argument, is_literally_false, keyword, literal, off_unless_passed, without_argument
-from repro_lint.facts.context import replace_node
-from repro_lint.program.declared import CUBLAS_REQUIRED_BEFORE
-from repro_lint.facts.module_facts import ModuleFacts
+from repro_lint.core.findings import Applicability, Edit, Finding, Fix, FixAvailability
 from repro_lint.core.message_text import elide, place
+from repro_lint.core.source import Position
+from repro_lint.facts.context import NodeEdit, PendingFix, replace_node
+from repro_lint.facts.edits import argument, is_literally_false, keyword, literal, off_unless_passed, without_argument
+from repro_lint.facts.module_facts import ModuleFacts
+from repro_lint.program.declared import CUBLAS_REQUIRED_BEFORE
+from repro_lint.program.fixes import insert_in_worker, insert_on_main_path, program_finding
 from repro_lint.program.model import ProjectModel
 from repro_lint.program.programs import Located, Program
-from repro_lint.program.fixes import insert_in_worker, insert_on_main_path, program_finding
-from repro_lint.core.findings import Applicability, Edit, Finding, Fix, FixAvailability
 from repro_lint.rules.base import ProgramRule, Rule, register
-from repro_lint.core.source import Position
 
 LIGHTNING_TRAINERS = frozenset({
     "lightning.Trainer",

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import libcst as cst
 
+from repro_lint.core.findings import Applicability, FixAvailability
+from repro_lint.core.message_text import elide
 from repro_lint.facts.context import PendingFix
 from repro_lint.facts.edits import has_star_args, keyword, literal
-from repro_lint.knowledge import load
-from repro_lint.core.message_text import elide
 from repro_lint.facts.random_state import missing_random_state
-from repro_lint.core.findings import Applicability, FixAvailability
+from repro_lint.knowledge import load
 from repro_lint.rules.base import Rule, register
 
 

@@ -6,15 +6,14 @@ import re
 
 import libcst as cst
 
-from repro_lint.facts.context import NodeEdit, PendingFix
-from repro_lint.facts.module_index import index_for
-from repro_lint.facts.edits import argument, has_star_args, literal
-from repro_lint.facts.context import replace_node
-from repro_lint.knowledge import load
-from repro_lint.core.message_text import elide
 from repro_lint.core.findings import Applicability, FixAvailability
-from repro_lint.rules.base import Rule, register
+from repro_lint.core.message_text import elide
+from repro_lint.facts.context import NodeEdit, PendingFix, replace_node
+from repro_lint.facts.edits import argument, has_star_args, literal
+from repro_lint.facts.module_index import index_for
 from repro_lint.facts.seed_values import DEFAULT_SEED, SEED_CONSTANT, SeedValues
+from repro_lint.knowledge import load
+from repro_lint.rules.base import Rule, register
 
 _DATA = load("generators.json")
 BY_ARGUMENT: dict[str, str] = _DATA["seeded_by_argument"]

@@ -13,11 +13,11 @@ from functools import cache
 
 import libcst as cst
 
-from repro_lint.facts.edits import argument, keyword, literal
-from repro_lint.knowledge import load
-from repro_lint.core.message_text import elide
-from repro_lint.facts.names import terminal_name
 from repro_lint.core.findings import Finding
+from repro_lint.core.message_text import elide
+from repro_lint.facts.edits import argument, keyword, literal
+from repro_lint.facts.names import terminal_name
+from repro_lint.knowledge import load
 from repro_lint.rules.base import Rule, register
 
 # Messages of ops that matter only in training programs say so with this phrase; it is how

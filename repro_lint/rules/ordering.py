@@ -7,16 +7,15 @@ from collections.abc import Callable, Sequence
 
 import libcst as cst
 
-from repro_lint.facts.context import FileContext, NodeEdit, PendingFix
+from repro_lint.core.findings import Applicability, FixAvailability
+from repro_lint.core.message_text import QUOTE_LIMIT, elide
+from repro_lint.facts.context import FileContext, NodeEdit, PendingFix, import_statement_edit
 from repro_lint.facts.dataflow import Kind, Leak, OrderFlow
 from repro_lint.facts.module_index import index_for
-from repro_lint.facts.context import import_statement_edit
-from repro_lint.knowledge import load
-from repro_lint.core.message_text import QUOTE_LIMIT, elide
 from repro_lint.facts.names import dotted_name, terminal_name
-from repro_lint.core.findings import Applicability, FixAvailability
-from repro_lint.rules.base import Rule, register
 from repro_lint.facts.traversal import walk
+from repro_lint.knowledge import load
+from repro_lint.rules.base import Rule, register
 
 _SET_BUILDERS = frozenset({"builtins.set", "builtins.frozenset"})
 _HASH = frozenset({"builtins.hash"})

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import libcst as cst
 
+from repro_lint.core.findings import Applicability, Finding, FixAvailability
+from repro_lint.core.message_text import elide
 from repro_lint.facts.context import NodeEdit, PendingFix
-from repro_lint.facts.module_index import ModuleIndex, index_for, indentation, is_self_attribute, owning_class, scope_chain
 from repro_lint.facts.dataloader_calls import DISTRIBUTED_SAMPLERS, is_dataloader, loader_argument, module_functions
 from repro_lint.facts.edits import argument, has_star_args, literal
-from repro_lint.core.message_text import elide
+from repro_lint.facts.module_index import ModuleIndex, indentation, index_for, is_self_attribute, owning_class, scope_chain
 from repro_lint.facts.names import dotted_name
-from repro_lint.core.findings import Applicability, Finding, FixAvailability
 from repro_lint.rules.base import Rule, register
 
 _DISTRIBUTED_SHORT = frozenset({"DistributedSampler"})

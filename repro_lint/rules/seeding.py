@@ -7,21 +7,21 @@ from functools import partial
 
 import libcst as cst
 
+from repro_lint.core.findings import Applicability, Edit, Finding, Fix, FixAvailability
+from repro_lint.core.message_text import elide
+from repro_lint.core.source import Position
 from repro_lint.facts.context import FileContext
-from repro_lint.facts.module_index import index_for
 from repro_lint.facts.edits import argument, has_star_args, literal
 from repro_lint.facts.events import NUMPY, RANDOM, TORCH, short, tables
 from repro_lint.facts.module_facts import ModuleFacts
-from repro_lint.knowledge import load
-from repro_lint.core.message_text import elide
+from repro_lint.facts.module_index import index_for
 from repro_lint.facts.names import dotted_name
+from repro_lint.facts.traversal import walk
+from repro_lint.knowledge import load
+from repro_lint.program.fixes import insert_in_worker, insert_on_main_path, program_finding
 from repro_lint.program.model import ProjectModel
 from repro_lint.program.programs import Located, Program
-from repro_lint.program.fixes import insert_in_worker, insert_on_main_path, program_finding
-from repro_lint.core.findings import Applicability, Edit, Finding, Fix, FixAvailability
 from repro_lint.rules.base import ProgramRule, Rule, register
-from repro_lint.core.source import Position
-from repro_lint.facts.traversal import walk
 
 _RNG_NAMES = {TORCH: "torch", NUMPY: "numpy's global RNG", RANDOM: "Python's global `random`"}
 # How messages name them, shorter.

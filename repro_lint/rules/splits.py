@@ -6,14 +6,13 @@ import re
 
 import libcst as cst
 
-from repro_lint.facts.context import NodeEdit, PendingFix
-from repro_lint.facts.edits import argument, has_star_args, literal, with_keyword
-from repro_lint.facts.context import import_statement_edit, replace_node
-from repro_lint.knowledge import load
-from repro_lint.facts.random_state import missing_random_state
 from repro_lint.core.findings import Applicability, FixAvailability
-from repro_lint.rules.base import Rule, register
+from repro_lint.facts.context import NodeEdit, PendingFix, import_statement_edit, replace_node
+from repro_lint.facts.edits import argument, has_star_args, literal, with_keyword
+from repro_lint.facts.random_state import missing_random_state
 from repro_lint.facts.seed_values import SeedValues
+from repro_lint.knowledge import load
+from repro_lint.rules.base import Rule, register
 
 RANDOM_SPLIT = frozenset({"torch.utils.data.random_split", "torch.utils.data.dataset.random_split"})
 

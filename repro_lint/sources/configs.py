@@ -16,12 +16,12 @@ from functools import cache
 import yaml
 
 from repro_lint.analysis.result import FileAnalysis, syntax_error
-from repro_lint.knowledge import load
+from repro_lint.analysis.suppression import Suppressions
 from repro_lint.core.message_text import elide
 from repro_lint.core.source import LineIndex
-from repro_lint.sources.reports import Report, analysis, empty, skipped
+from repro_lint.knowledge import load
 from repro_lint.sources.launches import allows_nvls
-from repro_lint.analysis.suppression import Suppressions
+from repro_lint.sources.reports import Report, analysis, empty, skipped
 
 # Bigger files are data (datasets, vocabularies), not configuration; composing them would be slow.
 MAX_CONFIG_CHARACTERS = 2_000_000

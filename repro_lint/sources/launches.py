@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 
-from repro_lint.knowledge import load
 from repro_lint.core.message_text import elide
+from repro_lint.knowledge import load
 from repro_lint.sources.reports import Report
 from repro_lint.sources.shell import Assignment, Script, Word
 

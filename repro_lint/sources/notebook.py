@@ -21,9 +21,9 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from repro_lint.analysis.result import ModuleIdentity
+from repro_lint.analysis.suppression import GENERATED_COMMENT
 from repro_lint.core.findings import Edit, Finding
 from repro_lint.core.source import Position
-from repro_lint.analysis.suppression import GENERATED_COMMENT
 
 SUFFIX = ".ipynb"
 

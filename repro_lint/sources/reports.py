@@ -6,11 +6,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from repro_lint.analysis.result import FileAnalysis
-from repro_lint.core.problems import Problem
-from repro_lint.core.findings import Applicability, Edit, Finding, Fix
-from repro_lint.core.catalog import CATALOG
-from repro_lint.core.source import LineIndex
 from repro_lint.analysis.suppression import Suppressions
+from repro_lint.core.catalog import CATALOG
+from repro_lint.core.findings import Applicability, Edit, Finding, Fix
+from repro_lint.core.problems import Problem
+from repro_lint.core.source import LineIndex
 
 
 @dataclass(frozen=True)

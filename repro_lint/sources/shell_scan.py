@@ -6,13 +6,13 @@ from collections.abc import Sequence
 from functools import cache
 
 from repro_lint.analysis.result import FileAnalysis, syntax_error
-from repro_lint.knowledge import load
+from repro_lint.analysis.suppression import Suppressions
 from repro_lint.core.source import LineIndex
-from repro_lint.sources.reports import analysis, empty
+from repro_lint.knowledge import load
 from repro_lint.sources.launches import check_environment, check_launch, deterministic_mode, launches
+from repro_lint.sources.reports import analysis, empty
 from repro_lint.sources.shell import Command, interpret
 from repro_lint.sources.shell_lexer import Comment, ShellSyntaxError, lex
-from repro_lint.analysis.suppression import Suppressions
 
 
 @cache

@@ -6,8 +6,7 @@ import json
 import textwrap
 
 import pytest
-from probe_helpers import JUDGED_ENV, needs_torch, validate
-from probe_helpers import cli_fixture, torch_fixture  # noqa: F401 (fixtures)
+from probe_helpers import JUDGED_ENV, cli_fixture, needs_torch, torch_fixture, validate  # noqa: F401 (fixtures)
 
 from repro_lint.probe import check
 from repro_lint.probe.report import format_table, write_json_atomic

@@ -6,8 +6,7 @@ import json
 import sys
 
 import pytest
-from probe_helpers import needs_torch
-from probe_helpers import cli_fixture, torch_fixture  # noqa: F401 (fixtures)
+from probe_helpers import cli_fixture, needs_torch, torch_fixture  # noqa: F401 (fixtures)
 
 from repro_lint.probe.evaluate import Context
 from repro_lint.probe.report import OpResult, SelfTest

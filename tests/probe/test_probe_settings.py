@@ -5,8 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from probe_helpers import needs_torch, run_python
-from probe_helpers import torch_fixture  # noqa: F401 (fixtures)
+from probe_helpers import (
+    needs_torch,
+    run_python,
+    torch_fixture,  # noqa: F401 (fixtures)
+)
 
 from repro_lint.probe import ProbeFailure, check
 from repro_lint.probe.evaluate import Context
