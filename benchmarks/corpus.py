@@ -24,7 +24,7 @@ import os
 import sys
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -45,6 +45,8 @@ class Mark:
     cell: int | None
     line: int
     code: str
+    # The finding's message or the label's reason: shown in --details, not compared.
+    text: str = field(default="", compare=False)
 
 
 @dataclass
@@ -65,10 +67,10 @@ class Score:
 
 def labels(entry: dict, adjudicated: bool) -> list[Mark]:
     """The repository's labels, blind or with the adjudications applied."""
-    marks = [Mark(file, label.get("cell"), label["line"], label["code"]) for file, found in entry["files"].items() for label in found]
+    marks = [Mark(file, label.get("cell"), label["line"], label["code"], label["why"]) for file, found in entry["files"].items() for label in found]
     if adjudicated:
         for change in entry.get("adjudicated", []):
-            mark = Mark(change["file"], change.get("cell"), change["line"], change["code"])
+            mark = Mark(change["file"], change.get("cell"), change["line"], change["code"], change["reason"])
             if change["change"] == "add":
                 marks.append(mark)
             elif change["change"] == "remove":
@@ -115,7 +117,7 @@ def findings(checkout: Path, labelled: set[str], jobs: int) -> list[Mark]:
     finally:
         os.chdir(here)
     return [
-        Mark(finding.path.removeprefix("./"), finding.cell, finding.start.line, finding.code)
+        Mark(finding.path.removeprefix("./"), finding.cell, finding.start.line, finding.code, finding.message)
         for finding in result.findings
         if finding.path.removeprefix("./") in labelled and finding.code not in NOT_SCORED
     ]

@@ -77,6 +77,7 @@ def test_scores_a_checkout_end_to_end(tmp_path, capsys):
     # REP101 fires on train.py (torch randomness, never seeded) and no label wants it; the finding
     # in the unlabelled file is not scored.
     assert [(item["kind"], item["code"], item["file"]) for item in found] == [("false positive", "REP101", "train.py")]
+    assert found[0]["text"].startswith("this program never seeds torch")  # the finding's message, for adjudication
 
 
 @pytest.mark.parametrize("path", sorted(LABELS.glob("*.json")), ids=lambda path: path.stem)
