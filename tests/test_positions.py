@@ -31,7 +31,7 @@ SOURCES = [
     "if x:\n\ty = 1\n",  # a tab indent
     "",
     "# only a comment",
-    *(path.read_text() for path in sorted(PACKAGE.glob("*.py")) if path.stat().st_size > 2000),
+    *(path.read_text() for path in sorted(PACKAGE.rglob("*.py")) if path.stat().st_size > 2000),
 ]
 
 

@@ -97,7 +97,7 @@ class Recorder(cst.CSTVisitor):
             self.events.append(("leave", id(original_node)))
 
 
-SOURCES = [EVERY_KIND_OF_SYNTAX, *(path.read_text() for path in sorted(PACKAGE.glob("*.py")) if path.stat().st_size > 2000)]
+SOURCES = [EVERY_KIND_OF_SYNTAX, *(path.read_text() for path in sorted(PACKAGE.rglob("*.py")) if path.stat().st_size > 2000)]
 
 
 @pytest.mark.parametrize("source", SOURCES, ids=lambda source: source[:20])
