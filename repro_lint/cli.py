@@ -12,7 +12,7 @@ import click
 from repro_lint.api import lint_paths
 from repro_lint.core.catalog import CATALOG
 from repro_lint.core.pages import page_text
-from repro_lint.core.problems import Problem
+from repro_lint.core.problems import Problem, internal_error
 from repro_lint.core.settings import ConfigError
 from repro_lint.engine.cache import cache_folders, remove_caches
 from repro_lint.engine.config import load_settings
@@ -139,6 +139,14 @@ def check(
     except (ConfigError, MissingPath) as error:
         _fail(str(error))
         return
+    except Exception as error:  # a bug of the engine itself, outside any one file's or rule's work
+        problem = internal_error(".", error)
+        click.echo(f"error: repro-lint failed: {problem.summary}", err=True)
+        if show_traceback:
+            click.echo(problem.traceback.rstrip("\n"), err=True)
+        else:
+            click.echo("hint: run again with --show-traceback, and please report it with that traceback", err=True)
+        sys.exit(EXIT_ERROR)
 
     if add_noqa and not quiet:
         # On standard error, as Ruff says it: standard output keeps the report's format.

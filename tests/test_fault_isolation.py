@@ -254,3 +254,22 @@ def test_the_summary_never_says_all_checks_passed_after_an_internal_error(tmp_pa
     result = _cli(root, "--jobs", "1")
     assert result.returncode == 2
     assert result.stdout == "No findings in what was analysed. 1 internal error: see above.\n"
+
+
+def test_a_bug_in_the_engine_itself_is_an_error_message_not_a_traceback(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from repro_lint.cli import main
+    from repro_lint.engine.engine import Engine
+
+    def broken(self, projects):
+        raise KeyError("record")
+
+    monkeypatch.setattr(Engine, "findings", broken)
+    (tmp_path / "train.py").write_text(BENCHMARK, encoding="utf-8")
+    result = CliRunner().invoke(main, ["check", str(tmp_path), "--no-cache"])
+    assert result.exit_code == 2
+    assert "error: repro-lint failed: KeyError: 'record'" in result.stderr
+    assert "--show-traceback" in result.stderr and "Traceback" not in result.stderr
+    shown = CliRunner().invoke(main, ["check", str(tmp_path), "--no-cache", "--show-traceback"])
+    assert shown.exit_code == 2 and "Traceback (most recent call last)" in shown.stderr and "in broken" in shown.stderr
