@@ -40,6 +40,62 @@ REP207_SILENT = [
 ]
 
 
+# An ensemble that seeds each copy of its estimator (BaseEnsemble._make_estimator) leaves the estimator
+# nothing to draw: only the ensemble itself needs `random_state`.
+REP207_SEEDED_BY_AN_ENSEMBLE = [
+    "from sklearn.ensemble import BaggingClassifier\nfrom sklearn.tree import DecisionTreeClassifier\n"
+    "bag = BaggingClassifier(DecisionTreeClassifier(), n_estimators=500, random_state=42)\n",
+    "from sklearn.ensemble import AdaBoostClassifier\nfrom sklearn.tree import DecisionTreeClassifier\n"
+    "ada = AdaBoostClassifier(\n    DecisionTreeClassifier(max_depth=1), n_estimators=30,\n    learning_rate=0.5, random_state=42)\n",
+    "from sklearn.ensemble import BaggingRegressor\nfrom sklearn.tree import DecisionTreeRegressor\n"
+    "bag = BaggingRegressor(estimator=DecisionTreeRegressor(), random_state=0)\n",
+    "from sklearn.ensemble import BaggingClassifier\nfrom sklearn.tree import DecisionTreeClassifier\n"
+    "tree = DecisionTreeClassifier()\nbag = BaggingClassifier(tree, n_estimators=100, random_state=1)\nbag.fit(X, y)\n",
+]
+# The estimator is also used on its own, or by a meta-estimator that does not seed it.
+REP207_NOT_SEEDED_BY_AN_ENSEMBLE = [
+    "from sklearn.ensemble import BaggingClassifier\nfrom sklearn.tree import DecisionTreeClassifier\n"
+    "tree = DecisionTreeClassifier()\ntree.fit(X, y)\nbag = BaggingClassifier(tree, random_state=1)\n",
+    "from sklearn.ensemble import VotingClassifier\nfrom sklearn.tree import DecisionTreeClassifier\n"
+    "vote = VotingClassifier([('tree', DecisionTreeClassifier())])\n",
+    "from sklearn.model_selection import GridSearchCV\nfrom sklearn.tree import DecisionTreeClassifier\n"
+    "search = GridSearchCV(DecisionTreeClassifier(), {'max_depth': [1, 2]})\n",
+    "from sklearn.ensemble import BaggingClassifier\nfrom sklearn.tree import DecisionTreeClassifier\n"
+    "bag = BaggingClassifier(n_estimators=3, estimator=None, random_state=0)\ntree = DecisionTreeClassifier()\n",
+]
+
+
+@pytest.mark.parametrize("code", REP207_SEEDED_BY_AN_ENSEMBLE)
+def test_rep207_silent_on_an_estimator_an_ensemble_seeds(code):
+    assert codes(code, "REP207") == []
+
+
+@pytest.mark.parametrize("code", REP207_NOT_SEEDED_BY_AN_ENSEMBLE)
+def test_rep207_fires_on_an_estimator_no_ensemble_seeds(code):
+    assert codes(code, "REP207") == ["REP207"]
+
+
+def test_rep207_an_unseeded_ensemble_is_reported_and_not_its_estimator():
+    code = "from sklearn.ensemble import BaggingClassifier\nfrom sklearn.tree import DecisionTreeClassifier\nbag = BaggingClassifier(DecisionTreeClassifier())\n"
+    (finding,) = lint(code, "REP207")
+    assert finding.message.startswith("`BaggingClassifier`")
+
+
+def test_rep207_seeding_ensembles_seed_their_estimator():
+    """The table's ensembles give the estimator they are built on a random_state of their own."""
+    sklearn = pytest.importorskip("sklearn")
+    import importlib
+
+    from sklearn.tree import DecisionTreeClassifier
+
+    x, y = [[0], [1], [2], [3]] * 5, [0, 1, 0, 1] * 5
+    for module, names in load("sklearn_estimators.json")["seeding_ensembles"].items():
+        for name in names:
+            ensemble = getattr(importlib.import_module(module), name)(DecisionTreeClassifier(), n_estimators=2, random_state=0)
+            ensemble.fit(x, y)
+            assert all(isinstance(fitted.random_state, int) for fitted in ensemble.estimators_), (sklearn.__version__, name)
+
+
 @pytest.mark.parametrize("code", REP207_FIRES)
 def test_rep207_fires(code):
     assert codes(code, "REP207") == ["REP207"]

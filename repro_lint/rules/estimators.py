@@ -8,6 +8,7 @@ from repro_lint.core.findings import Applicability, FixAvailability
 from repro_lint.core.message_text import elide
 from repro_lint.facts.context import PendingFix
 from repro_lint.facts.edits import has_star_args, keyword, literal
+from repro_lint.facts.module_index import ModuleIndex, index_for
 from repro_lint.facts.random_state import missing_random_state
 from repro_lint.knowledge import load
 from repro_lint.rules.base import Rule, register
@@ -20,6 +21,10 @@ def _estimators() -> dict[str, dict[str, object] | None]:
 
 ESTIMATORS = _estimators()
 _SHORT_NAMES = frozenset(name.rpartition(".")[2] for name in ESTIMATORS)
+SEEDING_ENSEMBLES = frozenset(
+    f"{module}.{name}" for module, names in load("sklearn_estimators.json")["seeding_ensembles"].items() for name in names
+)
+_ESTIMATOR_PARAMETERS = frozenset(load("sklearn_estimators.json")["estimator_parameters"])
 
 
 @register
@@ -34,7 +39,7 @@ class EstimatorMissingRandomState(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         qualified = self.context.callee(node, ESTIMATORS, _SHORT_NAMES)
-        if qualified is None or has_star_args(node):
+        if qualified is None or has_star_args(node) or self._seeded_by_an_ensemble(node):
             return
         condition = ESTIMATORS[qualified]
         short = qualified.rpartition(".")[2]
@@ -55,3 +60,25 @@ class EstimatorMissingRandomState(Rule):
             f"`{short}`{why} is built {problem}: its fit draws from numpy's global RNG",
             PendingFix(Applicability.SAFE, f"Pass `random_state={seed}`", edits),
         )
+
+    def _seeded_by_an_ensemble(self, node: cst.Call) -> bool:
+        """Built as the estimator of an ensemble that seeds each copy of it (`BaggingClassifier(
+        DecisionTreeClassifier(), ...)`), or bound to a name whose every use is that."""
+        index = index_for(self.context)
+        holder = index.parent(node)
+        if isinstance(holder, cst.Arg):
+            return self._ensemble_estimator(index, holder)
+        if not (isinstance(holder, cst.Assign) and len(holder.targets) == 1 and isinstance(holder.targets[0].target, cst.Name)):
+            return False
+        name = holder.targets[0].target.value
+        scope = index.scope(holder)
+        uses = [use for use in index.occurrences(name) if index.role(use) == "use" and index.scope(use) is scope]
+        return bool(uses) and all(isinstance(arg := index.parent(use), cst.Arg) and self._ensemble_estimator(index, arg) for use in uses)
+
+    def _ensemble_estimator(self, index: ModuleIndex, arg: cst.Arg) -> bool:
+        call = index.parent(arg)
+        if not (isinstance(call, cst.Call) and self.context.matches(call.func, SEEDING_ENSEMBLES)):
+            return False
+        if arg.keyword is not None:
+            return arg.keyword.value in _ESTIMATOR_PARAMETERS
+        return not arg.star and call.args[0] is arg
