@@ -103,6 +103,7 @@ def test_helper_defined_but_never_called_does_not_seed(project):
         ("import colossalai", "colossalai.launch_from_torch()"),  # seeds 1024 by default
         ("from colossalai.utils import set_seed", "set_seed(0)"),
         ("from detectron2.engine import default_setup", "default_setup(cfg, args)"),
+        ("from stable_baselines3.common.utils import set_random_seed", "set_random_seed(args.seed)"),
     ],
 )
 def test_ecosystem_seeding(project, imports, seeding):
@@ -293,6 +294,15 @@ def test_lightning_deterministic_trainer(project):
     code = "import torch\nimport lightning as L\nif __name__ == '__main__':\n    torch.manual_seed(0)\n    L.Trainer(accelerator='gpu', deterministic=True).fit(torch.nn.Linear(2, 2))\n"
     assert codes(project({"train.py": code}), "REP302") == []
     assert codes(project({"train.py": code.replace(", deterministic=True", "")}), "REP302") == ["REP302"]
+
+
+@pytest.mark.parametrize("using_cuda, expected", [("True", []), ("False", ["REP302"]), ("args.cuda", [])])
+def test_stable_baselines3_seeding_with_cuda_sets_cudnn_deterministic(project, using_cuda, expected):
+    code = (
+        "import torch\nfrom stable_baselines3.common.utils import set_random_seed\nif __name__ == '__main__':\n"
+        f"    set_random_seed(0, using_cuda={using_cuda})\n    model = torch.nn.Linear(2, 2).cuda()\n    model(torch.ones(2)).sum().backward()\n"
+    )
+    assert codes(project({"train.py": code}), "REP302") == expected
 
 
 # --- REP304 -----------------------------------------------------------------------------------------
