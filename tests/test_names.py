@@ -56,6 +56,12 @@ def callees(code: str, module: str = "pkg.train") -> list[tuple[str, ...]]:
         ("print(1)\n", ("builtins.print",)),
         ("undefined_thing(1)\n", ()),
         ("import torch\nseed_fn = torch.manual_seed\nseed_fn(0)\n", ("torch.manual_seed",)),
+        # A name no statement binds may come from a star import: each such module's member.
+        ("from models import *\nResNet18()\n", ("models.ResNet18",)),
+        ("from .models import *\nfrom torch.nn import *\nConv2d(1, 1, 1)\n", ("pkg.models.Conv2d", "torch.nn.Conv2d")),
+        ("from torch.nn import *\nnn_thing = Linear\nnn_thing(2, 2)\n", ("torch.nn.Linear",)),
+        ("from numpy import *\nprint(1)\n", ("builtins.print",)),  # builtins keep their meaning
+        ("from models import *\ndef ResNet18(): pass\nResNet18()\n", ("pkg.train.ResNet18",)),
     ],
 )
 def test_module_level_resolution(code, expected):

@@ -128,6 +128,16 @@ def test_relative_and_star_imports_resolve_calls():
     assert project.calls.callees(call, "pkg.train") == ("pkg.seeding.fix_seed",)
 
 
+def test_a_name_from_a_star_import_in_the_calling_module_resolves():
+    project = model({
+        "models/__init__.py": "from .dla import *\n",
+        "models/dla.py": "import torch.nn as nn\nclass SimpleDLA(nn.Module):\n    def __init__(self):\n        super().__init__()\n",
+        "main.py": "from models import *\nnet = SimpleDLA()\n",
+    })
+    call = project.modules["main"].module_calls[0]
+    assert project.calls.callees(call, "main") == ("models.dla.SimpleDLA.__init__",)
+
+
 # One call per line of `main`, and whether the project pass can see it.
 CALLS = {
     "pkg/__init__.py": "",

@@ -90,6 +90,15 @@ def test_helper_defined_but_never_called_does_not_seed(project):
     assert codes(root, "REP101") == ["REP101"]
 
 
+def test_rep101_follows_a_model_class_from_a_star_import(project):
+    root = project({
+        "models/__init__.py": "from .net import *\n",
+        "models/net.py": NET,
+        "main.py": "import torch\nfrom models import *\nnet = build()\nnet(torch.ones(2)).sum().backward()\n",
+    })
+    assert codes(root, "REP101") == ["REP101"]
+
+
 @pytest.mark.parametrize(
     "imports, seeding",
     [

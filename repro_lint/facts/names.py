@@ -79,6 +79,8 @@ class _Scope:
     definitions: set[str] = field(default_factory=set)
     # Parameters whose default is None: not usable where a value is required.
     none_defaults: set[str] = field(default_factory=set)
+    # Modules imported with `from m import *`, in order: a name bound nowhere else may be theirs.
+    star_modules: list[str] = field(default_factory=list)
 
     def binds(self, name: str) -> bool:
         return name in self.imports or name in self.aliases or name in self.opaque or name in self.definitions
@@ -207,10 +209,11 @@ class _BindingCollector:
                 self.scope.imports.setdefault(head, set()).add(head)
 
     def _import_from(self, node: cst.ImportFrom) -> None:
-        if isinstance(node.names, cst.ImportStar):
-            return
         module = import_from_module(node, self.package)
         if module is None:
+            return
+        if isinstance(node.names, cst.ImportStar):
+            self.scope.star_modules.append(module)
             return
         for alias in node.names:
             name = alias.name.value if isinstance(alias.name, cst.Name) else dotted_name(alias.name)
@@ -307,7 +310,9 @@ class NameResolver:
             return frozenset(f"{qualified}{suffix}" for qualified in found) if suffix else found
         if name in _BUILTINS:
             return frozenset({f"builtins.{name}{suffix}"})
-        return frozenset()
+        # Bound by no statement of the module: a member of a module it star-imports, if any
+        # (`from models import *` then `ResNet18()`), which the project pass resolves further.
+        return frozenset(f"{module}.{name}{suffix}" for module in self._scope(chain[-1]).star_modules)
 
     def _bound(self, binding: _Binding) -> Steps[_Binding, frozenset[str]]:
         """What a scope binds a name to: its imports, its definition, and what its aliases (`x = y`,
