@@ -90,6 +90,40 @@ def test_helper_defined_but_never_called_does_not_seed(project):
     assert codes(root, "REP101") == ["REP101"]
 
 
+LOADER_MAIN = "import torch\nfrom torch.utils.data import DataLoader, RandomSampler\n\nif __name__ == '__main__':\n    {seed}loader = {loader}\n    {late}for batch in loader:\n        print(batch)\n"
+
+
+@pytest.mark.parametrize(
+    "loader, expected",
+    [
+        ("DataLoader(range(8), batch_size=2, shuffle=True)", ["REP101"]),
+        ("DataLoader(range(8), 2, True)", ["REP101"]),
+        ("DataLoader(range(8), sampler=RandomSampler(range(8)))", ["REP101"]),
+        ("DataLoader(range(8), batch_size=2, shuffle=True, generator=torch.Generator().manual_seed(0))", []),
+        ("DataLoader(range(8), sampler=RandomSampler(range(8), generator=g))", []),
+        ("DataLoader(range(8), batch_size=2, shuffle=False)", []),
+        ("DataLoader(range(8), batch_size=2, shuffle=args.shuffle)", []),
+    ],
+)
+def test_rep101_a_shuffling_loader_uses_torch_randomness(project, loader, expected):
+    code = LOADER_MAIN.format(seed="", loader=loader, late="")
+    assert codes(project({"train.py": code}), "REP101") == expected
+
+
+def test_rep101_names_the_shuffling_loader(project):
+    code = LOADER_MAIN.format(seed="", loader="DataLoader(range(8), shuffle=True)", late="")
+    assert findings(project({"train.py": code}), "REP101") == [("train.py", 4, "REP101")]
+    [finding] = lint_paths([project({"train.py": code})], Settings(select=("REP101",))).findings
+    assert finding.message.endswith("first draw: line 5 (DataLoader(shuffle=True))")
+
+
+def test_a_loader_built_before_the_seed_draws_only_when_iterated(project):
+    # The shuffle's seed is drawn when the loop starts, after the seed: not a late seed, and seeded.
+    code = LOADER_MAIN.format(seed="", loader="DataLoader(range(8), shuffle=True)", late="torch.manual_seed(0)\n    ")
+    assert codes(project({"train.py": code}), "REP105") == []
+    assert codes(project({"train.py": code}), "REP101") == []
+
+
 def test_rep101_follows_a_model_class_from_a_star_import(project):
     root = project({
         "models/__init__.py": "from .net import *\n",

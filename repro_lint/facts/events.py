@@ -25,8 +25,9 @@ SWITCHABLE = frozenset({"deterministic", "nondeterministic", "cublas"})
 
 @dataclass(frozen=True)
 class Event:
-    """`kind` is seed, consume (a draw), init (a draw that initialises parameters), cuda,
-    deterministic, nondeterministic, cublas or start_method (`what` is the method); `rng` names the RNG of seed, consume and init events;
+    """`kind` is seed, consume (a draw), init (a draw that initialises parameters), shuffle (a
+    DataLoader built to draw its order from the global RNG when it is iterated, not when it is built), cuda, deterministic, nondeterministic, cublas or start_method (`what` is the
+    method); `rng` names the RNG of seed, consume, init and shuffle events;
     `what` is how messages show the cause (`nn.Linear`)."""
 
     kind: str
@@ -176,6 +177,9 @@ def call_events(call: cst.Call, targets: frozenset[str], line: int, seed_helpers
             consumer = (TORCH, "init")
         if consumer is not None and not _draws_from_own_generator(call):
             yield Event(consumer[1], line, short(name), consumer[0])
+        shuffled = _global_shuffle(call, name)
+        if shuffled is not None:
+            yield Event("shuffle", line, shuffled, TORCH)
         if name in data.cuda_calls:
             yield Event("cuda", line, short(name))
         device = next((arg.value for arg in call.args if _is_cuda_string(arg.value)), None) if name in data.device_calls else None
@@ -204,6 +208,20 @@ def call_events(call: cst.Call, targets: frozenset[str], line: int, seed_helpers
             continue
         if (arg.keyword.value == "backend" and _is_cuda_string(arg.value)) or (arg.keyword.value == "device" and _is_cuda_device(arg.value)):
             yield Event("cuda", line, f"{arg.keyword.value}={_shown(arg.value)}")
+
+
+def _global_shuffle(call: cst.Call, name: str) -> str | None:
+    """How messages show a DataLoader that shuffles (`shuffle=True`) given no `generator`: iterating
+    it draws its order's seed from torch's global RNG. None for any other call. (Random samplers
+    are draws of randomness.json already.)"""
+    loaders = load("dataloader.json")
+    if name not in loaders["dataloaders"]:
+        return None
+    positions = loaders["parameters"]
+    shuffle = argument(call, "shuffle", positions["shuffle"])
+    if shuffle is None or literal(shuffle.value) is not True or argument(call, "generator", positions["generator"]) is not None:
+        return None
+    return f"{short(name).rpartition('.')[2]}(shuffle=True)"
 
 
 def _draws_from_own_generator(call: cst.Call) -> bool:

@@ -47,6 +47,12 @@ def _seeded(events: list[Located], rng: str) -> bool:
     return any(located.event.kind == "seed" and located.event.rng == rng for located in events)
 
 
+# What makes a run differ: every draw in a program that trains; in one that does not, the draws
+# that are not parameter initialisation (which loaded weights replace).
+_DRAWS = frozenset({"consume", "init", "shuffle"})
+_RUN_DRAWS = frozenset({"consume", "shuffle"})
+
+
 def _uses(project: ProjectModel, program: Program, events: list[Located], rng: str) -> list[Located]:
     """Draws from `rng` that make a run differ. In a program that never trains (inference, export,
     evaluation) only draws its own entry module makes count: parameter initialisation is replaced by
@@ -58,7 +64,7 @@ def _uses(project: ProjectModel, program: Program, events: list[Located], rng: s
         located
         for located in events
         if located.event.rng == rng
-        and (located.event.kind in ("consume", "init") if program.trains else located.event.kind == "consume" and located.module is program.entry)
+        and (located.event.kind in _DRAWS if program.trains else located.event.kind in _RUN_DRAWS and located.module is program.entry)
         and not (rng != TORCH and workers and located.event.in_worker)
     ]
 
