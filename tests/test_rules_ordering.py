@@ -54,6 +54,9 @@ REP106_SILENT = [
     "top = max(set(scores))\nlow = min(list(set(scores)))\n",
     "both = set(a) & set(b)\nextra = set(b) - both\n",
     "total = 0\nfor w in set(words):\n    total += counts[w]\n",
+    # numpy's reductions, like sum and max (qlora's per-subject scores averaged with np.mean)
+    "import numpy as np\nscores = []\nfor s in set(subjects):\n    scores.append(score(s))\nmean = np.mean(scores)\n",
+    "import numpy as np\nspread = np.std([weight(w) for w in set(words)])\n",
     # numbers hash to themselves: their sets iterate the same way in every run
     "ids = list(set(range(10)))\nfirst = ids[0]\n",
     "ids = list({1, 2, 3})\nfirst = ids[0]\n",
