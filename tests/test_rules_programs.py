@@ -227,6 +227,33 @@ def test_dataset_getitem_draws_are_reseeded_in_workers(project):
     assert codes(project({"data.py": dataset, "train.py": entry.replace("{n}", "0")}), "REP102") == ["REP102"]
 
 
+HELPED_DATASET = (
+    "import torch\nfrom augment import jitter\nclass Crops(torch.utils.data.Dataset):\n"
+    "    def __getitem__(self, i):\n        return jitter(i)\n"
+)
+WORKER_ENTRY = (
+    "import torch\nfrom data import Crops\n{imports}if __name__ == '__main__':\n    torch.manual_seed(0)\n{before}"
+    "    for x in torch.utils.data.DataLoader(Crops(), num_workers=4):\n        model(x).sum().backward()\n"
+)
+
+
+@pytest.mark.parametrize(
+    "augment, imports, before, expected",
+    [
+        # a helper only item methods call runs in the workers too, through any depth of helpers
+        ("import random\ndef jitter(x):\n    return x + noise()\ndef noise():\n    return random.random()\n", "", "", []),
+        # called from the main process as well: its draws happen there
+        ("import random\ndef jitter(x):\n    return x + random.random()\n", "from augment import jitter\n", "    jitter(0)\n", ["REP102"]),
+        # called by a function that is not the workers' too
+        ("import random\ndef jitter(x):\n    return x + random.random()\ndef warm():\n    return jitter(1)\n",
+         "from augment import warm\n", "    warm()\n", ["REP102"]),
+    ],
+)
+def test_draws_in_helpers_of_dataset_item_methods_are_in_the_workers(project, augment, imports, before, expected):
+    entry = WORKER_ENTRY.format(imports=imports, before=before)
+    assert codes(project({"augment.py": augment, "data.py": HELPED_DATASET, "train.py": entry}), "REP102") == expected
+
+
 # --- REP108 -----------------------------------------------------------------------------------------
 
 GUARDED = """
@@ -454,13 +481,15 @@ def test_rep302_switch_that_turns_determinism_off_may_stay_off(project):
     assert Path(finding.path).name == "train.py" and "without deterministic algorithms" in finding.message
 
 
-def test_program_that_never_trains_counts_only_its_own_draws(project):
+def test_program_that_never_trains_counts_the_torch_draws_it_reaches_and_its_own_library_draws(project):
+    # evaluate.py's output changes with jitter's torch draw (REP101); `random` and numpy draws in
+    # shared code are counted only in programs that train (see seeding._uses).
     root = project({
         "augment.py": "import random\nimport torch\ndef jitter(x):\n    return x + torch.rand(1) * random.random()\n",
         "evaluate.py": "import torch\nfrom augment import jitter\nif __name__ == '__main__':\n    print(jitter(torch.ones(1)))\n",
         "sample.py": "import torch\nif __name__ == '__main__':\n    print(torch.multinomial(torch.ones(3), 1))\n",
     })
-    assert findings(root, "REP101,REP102") == [("sample.py", 2, "REP101")]
+    assert findings(root, "REP101,REP102") == [("evaluate.py", 3, "REP101"), ("sample.py", 2, "REP101")]
 
 
 def test_super_init_reaches_only_the_base_class(project):

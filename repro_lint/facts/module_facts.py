@@ -36,7 +36,8 @@ from repro_lint.facts.traversal import walk
 _ANY_RECEIVER_TRAINING_METHODS = frozenset({"backward"})
 _NAMED_RECEIVER_TRAINING_METHODS = {"step": "optim", "fit": "trainer", "train": "trainer"}
 # Methods a DataLoader worker calls: global `random`/numpy draws there are reseeded per worker.
-_WORKER_METHODS = frozenset({"__getitem__", "__getitems__", "__iter__", "__call__"})
+# What a DataLoader worker runs: a dataset's item methods, and transforms it calls (`self.transform(x)`).
+WORKER_METHODS = frozenset({"__getitem__", "__getitems__", "__iter__", "__call__"})
 # The branching nodes whose test may guard a seeding call (`_guard`).
 _BRANCHES = frozenset({cst.If, cst.IfExp})
 
@@ -272,7 +273,7 @@ class FactsCollector:
         return self._module
 
     def _in_worker(self) -> bool:
-        return bool(self._open) and self._open[-1].node.name.value in _WORKER_METHODS and bool(self._class_names)
+        return bool(self._open) and self._open[-1].node.name.value in WORKER_METHODS and bool(self._class_names)
 
     def _guard(self) -> str | None:
         """The seed option an `if` around the current node tests, where the node runs only when that

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from functools import cached_property
 
-from repro_lint.facts.module_facts import CallFact, ClassFacts, FunctionFacts, ModuleFacts
+from repro_lint.facts.module_facts import WORKER_METHODS, CallFact, ClassFacts, FunctionFacts, ModuleFacts
 from repro_lint.program.module_names import ModuleNames
 from repro_lint.program.symbols import SymbolResolver
 
@@ -216,6 +216,32 @@ class CallGraph:
                 if sibling.qualname.rpartition(".")[0] == owner and any(unresolved_method(call) == name for call in sibling.calls)
             )
         return frozenset(found)
+
+    @cached_property
+    def worker_only(self) -> frozenset[str]:
+        """Functions that run only inside DataLoader workers: the item methods of datasets and the
+        transforms they call (`__getitem__`, `__iter__`, `__call__`), and the helpers that nothing
+        else calls, transitively (yolov5's `random_perspective`, called from `__getitem__` only).
+        A function that module-level or `__main__` code calls is never one."""
+        from_module_code = {
+            callee
+            for module, facts in self.modules.items()
+            for call in (*facts.module_calls, *facts.main_calls)
+            for callee in self.callees_run_now(call, module)
+        }
+        worker = {
+            name
+            for name, module in self.module_of_function.items()
+            if name.rpartition(".")[2] in WORKER_METHODS and is_method(name, module) and name not in from_module_code
+        }
+        stack = sorted(worker)
+        while stack:  # a function joins once; its callees are judged again each time a caller joins
+            resolved, _ = self.links(stack.pop())
+            for callee in resolved:
+                if callee not in worker and callee not in from_module_code and self.callers(callee) <= worker:
+                    worker.add(callee)
+                    stack.append(callee)
+        return frozenset(worker)
 
     @cached_property
     def _run_now_callers(self) -> dict[str, set[str]]:

@@ -202,11 +202,13 @@ class ProjectModel:
         functions = self.processes.process_functions(program)
         # Guards matter only to seed events: the calls of a large program are many, its seeding functions few.
         call_guards = self._call_guards(program, frozenset(name for name in functions if any(event.kind == "seed" for event in self.functions[name].events)))
+        worker_only = self.calls.worker_only
         for name in functions:
             module = self.modules[self.calls.module_of_function[name]]
             guard = call_guards.get(name)
+            in_worker = name in worker_only
             found.extend(
-                Located(module, replace(event, guard=event.guard or guard) if event.kind == "seed" else event)
+                Located(module, replace(event, guard=event.guard or guard) if event.kind == "seed" else replace(event, in_worker=True) if in_worker else event)
                 for event in self.functions[name].events
             )
         found.extend(self._framework_subclass_seeds(program))

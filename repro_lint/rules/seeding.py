@@ -47,24 +47,27 @@ def _seeded(events: list[Located], rng: str) -> bool:
     return any(located.event.kind == "seed" and located.event.rng == rng for located in events)
 
 
-# What makes a run differ: every draw in a program that trains; in one that does not, the draws
-# that are not parameter initialisation (which loaded weights replace).
+# What makes a run differ: every draw in a program that trains; in one that does not (sampling,
+# evaluation, export), the draws that are not parameter initialisation, which loaded weights replace.
 _DRAWS = frozenset({"consume", "init", "shuffle"})
 _RUN_DRAWS = frozenset({"consume", "shuffle"})
 
 
 def _uses(project: ProjectModel, program: Program, events: list[Located], rng: str) -> list[Located]:
-    """Draws from `rng` that make a run differ. In a program that never trains (inference, export,
-    evaluation) only draws its own entry module makes count: parameter initialisation is replaced by
-    loaded weights, and draws deep in shared code (augmentation, profiling helpers) usually sit on
-    paths such a program does not take. Draws inside a Dataset's `__getitem__` are reseeded by
-    PyTorch in each DataLoader worker."""
+    """Draws from `rng` that make a run differ, anywhere the program reaches: a sampling program's
+    noise is drawn in the sampler's module, not the script's. Two exceptions keep the rule true:
+    - In a program that never trains, `random` and numpy draws count only in its own entry module.
+      Elsewhere they are data augmentation or visualisation helpers (yolov5's `augmentations.py`
+      reached from `val.py` and `export.py`, detectron2's random colours) on paths such a program
+      does not take, and the call graph cannot tell those paths apart.
+    - Draws inside a Dataset's `__getitem__` are reseeded by PyTorch in each DataLoader worker."""
     workers = project.spawns_workers(program)
     return [
         located
         for located in events
         if located.event.rng == rng
-        and (located.event.kind in _DRAWS if program.trains else located.event.kind in _RUN_DRAWS and located.module is program.entry)
+        and located.event.kind in (_DRAWS if program.trains else _RUN_DRAWS)
+        and (program.trains or rng == TORCH or located.module is program.entry)
         and not (rng != TORCH and workers and located.event.in_worker)
     ]
 
