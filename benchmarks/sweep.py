@@ -34,6 +34,7 @@ import os
 import re
 import shlex
 import shutil
+import stat
 import sys
 import tempfile
 from collections import defaultdict
@@ -131,6 +132,13 @@ def _linted_files(repo: Path) -> int:
     from repro_lint.engine.discovery import discover
 
     return len(discover([repo], load_settings(None, repo)))
+
+
+def _writable(tree: Path) -> None:
+    for folder, _, names in os.walk(tree):
+        for path in (Path(folder), *(Path(folder, name) for name in names)):
+            if not path.is_symlink():
+                path.chmod(path.stat().st_mode | stat.S_IWUSR)
 
 
 def _digests(tree: Path) -> dict[str, bytes]:
@@ -250,6 +258,7 @@ class Sweep:
         with tempfile.TemporaryDirectory(prefix="repro-lint-sweep-") as scratch:
             copy = Path(scratch) / repo.name
             shutil.copytree(repo, copy, symlinks=True)
+            _writable(copy)  # a read-only checkout's copy must still take the fixes
             before = _digests(copy)
             fix = self._stage(row, "fix", copy, "--fix", "--unsafe-fixes")
             row.fix_seconds = fix.seconds

@@ -72,6 +72,17 @@ def test_a_clean_file_and_a_fixable_finding(tmp_path: Path) -> None:
     assert "benchmark = True" in (repo / "train.py").read_text()  # the fixes went to a copy
 
 
+def test_a_read_only_checkout_is_fixed_in_its_copy(tmp_path: Path) -> None:
+    repo = _repo(tmp_path, {"train.py": TRAIN, "pyproject.toml": '[tool.repro-lint]\nselect = ["REP301"]\n'})
+    for path in (repo / "train.py", repo / "pyproject.toml", repo):
+        path.chmod(0o555 if path.is_dir() else 0o444)
+    try:
+        returncode, row, faults = _sweep(repo, "--fix-campaign")
+    finally:
+        repo.chmod(0o755)
+    assert (row[8], returncode, faults) == ("1", 0, [])  # one file fixed
+
+
 def test_every_kind_of_fault_is_counted_and_listed(tmp_path: Path) -> None:
     repo = _repo(tmp_path, {"a.py": "x = 1\n", "b.py": "y = 2\n"})
     (tmp_path / "fake.py").write_text(FAKE)
