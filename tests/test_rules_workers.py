@@ -274,6 +274,18 @@ def test_rep302_fix_lands_in_the_worker():
     assert_fix(before, after.replace("import torch\n", 'import os\n\nos.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")\nimport torch\n', 1), "REP302", unsafe=True)
 
 
+def test_a_launcher_that_spawns_its_worker_or_calls_it_gets_one_rep302(project):
+    # hifi-gan: mp.spawn(train) on several GPUs, train(0) on one; the program runs on CUDA either way.
+    code = (
+        "import torch\nimport torch.multiprocessing as mp\n\ndef train(rank):\n    torch.manual_seed(0)\n"
+        "    model = torch.nn.Linear(2, 2).cuda(rank)\n    model(torch.ones(2).cuda(rank)).sum().backward()\n\n"
+        "def main():\n    if torch.cuda.device_count() > 1:\n        mp.spawn(train, nprocs=2)\n    else:\n        train(0)\n\n"
+        "if __name__ == '__main__':\n    main()\n"
+    )
+    [finding] = lint_paths([project({"train.py": code})], Settings(select=("REP302",))).findings
+    assert "`train` (fresh process, line 11) runs on CUDA" in finding.message
+
+
 def test_worker_defined_in_another_module_gets_no_fix(project):
     root = project({
         "workers.py": "import torch\ndef worker(rank):\n    torch.nn.Linear(2, 2)(torch.ones(2)).sum().backward()\n",

@@ -186,8 +186,14 @@ class DeterministicAlgorithmsNotEnabled(ProgramRule):
     def check(self, project: ProjectModel) -> Iterator[Finding]:
         reported: set[tuple[str, int]] = set()
         for entry in project.programs:
-            for program in (entry, *project.processes.workers(entry)):
-                yield from self._check_program(project, program, entry, reported)
+            launcher = list(self._check_program(project, entry, entry, reported))
+            workers = [finding for worker in project.processes.workers(entry) for finding in self._check_program(project, worker, entry, reported)]
+            # One finding per problem: a launcher that both spawns its worker and calls it (`mp.spawn(
+            # train)` on several GPUs, `train(0)` on one) is reported once, for the worker, whose fix
+            # at the start of the worker function runs on both paths.
+            placed = {(finding.path, finding.start) for finding in workers}
+            yield from (finding for finding in launcher if (finding.path, finding.start) not in placed)
+            yield from workers
 
     def _check_program(self, project: ProjectModel, program: Program, launcher: Program, reported: set[tuple[str, int]]) -> Iterator[Finding]:
         # Kernels run where the training runs: a launcher whose workers train is judged by them.
