@@ -366,6 +366,16 @@ def test_lightning_deterministic_trainer(project):
     assert codes(project({"train.py": code.replace(", deterministic=True", "")}), "REP302") == ["REP302"]
 
 
+@pytest.mark.parametrize("passed, expected", [("", ["REP302"]), (", deterministic=True", [])])
+def test_a_lightning_trainer_built_from_argparse_args(project, passed, expected):
+    # latent-diffusion: the accelerator comes from the command line (left at its default: CUDA when there is one)
+    code = (
+        "import torch\nfrom pytorch_lightning.trainer import Trainer\nif __name__ == '__main__':\n    torch.manual_seed(0)\n"
+        f"    trainer = Trainer.from_argparse_args(opt{passed})\n    trainer.fit(torch.nn.Linear(2, 2))\n"
+    )
+    assert codes(project({"train.py": code}), "REP302") == expected
+
+
 @pytest.mark.parametrize("using_cuda, expected", [("True", []), ("False", ["REP302"]), ("args.cuda", [])])
 def test_stable_baselines3_seeding_with_cuda_sets_cudnn_deterministic(project, using_cuda, expected):
     code = (
