@@ -22,6 +22,7 @@ from repro_lint.facts.context import FileContext
 from repro_lint.facts.dataset_records import DatasetFacts
 from repro_lint.facts.datasets import dataset_facts
 from repro_lint.facts.edits import argument, literal, off_unless_passed, with_keyword
+from repro_lint.facts.dispatch import dispatches
 from repro_lint.facts.events import SWITCHABLE, Event, assignment_events, by_name_targets, call_events, environment_call_events
 from repro_lint.facts.fix_points import EntryFixFacts, SeedStatements, entry_fix_facts
 from repro_lint.facts.launches import Launch, LaunchFinder
@@ -69,6 +70,9 @@ class FunctionFacts:
     trains: bool
     events: tuple[Event, ...] = ()
     end_line: Line = 0
+    # It chooses at run time which code runs (`globals()[name](...)`, `fire.Fire(...)`): the call
+    # graph cannot follow it (knowledge/dispatch.json).
+    dispatches: bool = False
 
 
 @dataclass(frozen=True)
@@ -102,6 +106,8 @@ class ModuleFacts:
     trains_at_module_level: bool
     functions: tuple[FunctionFacts, ...]
     module_events: tuple[Event, ...] = ()
+    # Its module-level code or main block chooses at run time which code runs (`fire.Fire(main)`).
+    dispatches_on_load: bool = False
     # The `if __name__ == "__main__":` block runs only when this module is the program's entry.
     main_calls: tuple[CallFact, ...] = ()
     main_events: tuple[Event, ...] = ()
@@ -176,6 +182,7 @@ class _Body:
     calls: list[tuple[cst.Call, tuple[str, ...], str | None, str | None, bool, Launch | None]] = field(default_factory=list)
     events: list[tuple[cst.CSTNode, Event]] = field(default_factory=list)
     trains: bool = False
+    dispatches: bool = False
 
 
 @dataclass
@@ -338,6 +345,7 @@ class FactsCollector:
             guard = self._guard()
             body.calls.append((node, tuple(sorted(targets)), method, guard, False, None))
             body.trains |= is_training_call(node) and not does_not_train(self.context, self.path)
+            body.dispatches |= dispatches(node, targets, self.context.qualified_names)
             # Functions handed over by name (`callbacks=[seed_all]`) may run too; a worker_init_fn
             # runs in DataLoader workers, not in the program's own process; a function started in
             # other processes (`mp.spawn(main_worker)`) is recorded with its launch.
@@ -445,6 +453,7 @@ class FactsCollector:
             main_guard_line=line_of(self._main_guard) if self._main_guard is not None else None,
             module_calls=calls(self._module),
             trains_at_module_level=self._module.trains or self._main.trains,
+            dispatches_on_load=self._module.dispatches or self._main.dispatches,
             functions=tuple(
                 FunctionFacts(
                     state.qualname,
@@ -453,6 +462,7 @@ class FactsCollector:
                     state.body.trains,
                     events(state.body),
                     positions.range(state.node)[1].line,
+                    state.body.dispatches,
                 )
                 for state in self._functions
             ),

@@ -146,10 +146,14 @@ class CallGraph:
 
     def walk(self, entry: str, modules: tuple[str, ...]) -> list[str]:
         """Project functions that may run when `entry` runs (its program's modules being `modules`),
-        followed transitively."""
+        followed transitively. Past a call that chooses at run time what it runs (`fire.Fire(main)`,
+        `globals()[task]()`), the calls cannot be followed: every function of the modules may run."""
         cached = self._reachable_cache.get(entry)
         if cached is None:
-            cached = self._reachable_cache[entry] = self._follow_calls(entry, modules)
+            reached = self._follow_calls(entry, modules)
+            if self.modules[entry].dispatches_on_load or any(self.functions[name].dispatches for name in reached):
+                reached = sorted({function.qualname for module in modules for function in self.modules[module].functions}.union(reached))
+            cached = self._reachable_cache[entry] = reached
         return cached
 
     def _follow_calls(self, entry: str, modules: tuple[str, ...]) -> list[str]:

@@ -104,7 +104,9 @@ class ProjectModel:
                 if imported in self._loads_training
                 for call in self.modules[imported].module_calls
             ]
-        if not any(callee in self._may_reach_training for where, call in starts for callee in self.calls.callees(call, where, everywhere)):
+        if not facts.dispatches_on_load and not any(
+            callee in self._may_reach_training for where, call in starts for callee in self.calls.callees(call, where, everywhere)
+        ):
             return False
         return any(self.functions[name].trains for name in self.calls.walk(module, self.program_modules(module)))
 
@@ -125,7 +127,8 @@ class ProjectModel:
             resolved, methods = self.calls.links(name)  # which the programs' walks take again
             for callee in (*resolved, *(_ANY_METHOD + method for method in methods)):
                 callers.setdefault(callee, set()).add(name)
-        reaching = backward_closure({name for name, function in self.functions.items() if function.trains}, callers)
+        # A function that chooses at run time what it runs may run any of them, training among them.
+        reaching = backward_closure({name for name, function in self.functions.items() if function.trains or function.dispatches}, callers)
         return frozenset(name for name in reaching if not name.startswith(_ANY_METHOD))
 
     @cached_property
