@@ -11,10 +11,10 @@ import pytest
 from repro_lint.api import lint_paths
 from repro_lint.core.settings import Settings
 from repro_lint.facts.context import FileContext
-from repro_lint.facts.dispatch import dispatches
+from repro_lint.facts.dispatch import dispatch_scopes
 
 
-def _dispatching(code: str) -> list[bool]:
+def _dispatching(code: str) -> list[frozenset[str]]:
     module = cst.parse_module(code)
     context = FileContext(module, "pkg.run", False, Settings())
     context.scopes.append(module)  # every call here is at module level
@@ -23,7 +23,7 @@ def _dispatching(code: str) -> list[bool]:
     class Calls(cst.CSTVisitor):
         def visit_Call(self, node: cst.Call) -> None:
             if node is module.body[-1].body[0].value:  # the last statement's call
-                found.append(dispatches(node, context.qualified_names(node.func), context.qualified_names))
+                found.append(dispatch_scopes(node, context.qualified_names(node.func), context.qualified_names, "pkg.run"))
 
     module.visit(Calls())
     return found
@@ -36,21 +36,22 @@ def codes(root: Path, select: str) -> list[str]:
 @pytest.mark.parametrize(
     "code, expected",
     [
-        ("globals()[task]()\n", True),
-        ("vars()[name](x)\n", True),
-        ("import fire\nfire.Fire(main)\n", True),
-        ("from hydra.utils import instantiate\ninstantiate(cfg.model)\n", True),
-        ("import dnnlib\ndnnlib.util.construct_class_by_name(**kwargs)\n", True),
-        ("import models\ngetattr(models, args.arch)()\n", True),
-        # not a choice made at run time among the program's code
-        ("import models\ngetattr(models, 'resnet50')()\n", False),
-        ("def f(self, name):\n    pass\ngetattr(self, name)()\n", False),
-        ("table = {}\ntable[name]()\n", False),
-        ("print(globals())\n", False),
+        ("globals()[task]()\n", {"pkg.run"}),
+        ("vars()[name](x)\n", {"pkg.run"}),
+        ("import fire\nfire.Fire()\n", {"pkg.run"}),
+        ("import models\ngetattr(models, args.arch)()\n", {"models"}),
+        ("from hydra.utils import instantiate\ninstantiate(cfg.model)\n", {"*"}),
+        ("import dnnlib\ndnnlib.util.construct_class_by_name(**kwargs)\n", {"*"}),
+        # what they run is named in the code, or is not the program's code
+        ("import fire\nfire.Fire(main)\n", set()),
+        ("import models\ngetattr(models, 'resnet50')()\n", set()),
+        ("def f(self, name):\n    pass\ngetattr(self, name)()\n", set()),
+        ("table = {}\ntable[name]()\n", set()),
+        ("print(globals())\n", set()),
     ],
 )
-def test_dispatches(code, expected):
-    assert _dispatching(code) == [expected]
+def test_dispatch_scopes(code, expected):
+    assert _dispatching(code) == [frozenset(expected)]
 
 
 GENERATE = """\
@@ -95,3 +96,15 @@ def test_without_a_dispatch_an_unreached_training_step_does_not_make_a_program_t
         ),
     })
     assert codes(root, "REP301") == []
+
+
+def test_a_member_chosen_by_name_from_a_module_is_followed_into_that_module_only(project):
+    root = project({
+        "models.py": "import torch\ndef small():\n    return torch.randn(2)\n",
+        "other.py": "import torch\ndef unrelated():\n    return torch.rand(2)\n",
+        "run.py": "import models\nimport other\nif __name__ == '__main__':\n    getattr(models, arch)()\n",
+    })
+    [finding] = lint_paths([root], Settings(select=("REP101",))).findings
+    assert finding.message.endswith("first draw: models.py:3 (torch.randn)")
+    without = project({"run.py": "import models\nimport other\nif __name__ == '__main__':\n    getattr(other, 'x')\n"})
+    assert codes(without, "REP101") == []

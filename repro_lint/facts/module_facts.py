@@ -22,7 +22,7 @@ from repro_lint.facts.context import FileContext
 from repro_lint.facts.dataset_records import DatasetFacts
 from repro_lint.facts.datasets import dataset_facts
 from repro_lint.facts.edits import argument, literal, off_unless_passed, with_keyword
-from repro_lint.facts.dispatch import dispatches
+from repro_lint.facts.dispatch import dispatch_scopes
 from repro_lint.facts.events import SWITCHABLE, Event, assignment_events, by_name_targets, call_events, environment_call_events
 from repro_lint.facts.fix_points import EntryFixFacts, SeedStatements, entry_fix_facts
 from repro_lint.facts.launches import Launch, LaunchFinder
@@ -70,9 +70,9 @@ class FunctionFacts:
     trains: bool
     events: tuple[Event, ...] = ()
     end_line: Line = 0
-    # It chooses at run time which code runs (`globals()[name](...)`, `fire.Fire(...)`): the call
-    # graph cannot follow it (knowledge/dispatch.json).
-    dispatches: bool = False
+    # Where the code it chooses at run time may live (`globals()[name](...)`: its own module;
+    # `hydra.utils.instantiate(cfg)`: anywhere, facts/dispatch.py), sorted.
+    dispatches: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -106,8 +106,8 @@ class ModuleFacts:
     trains_at_module_level: bool
     functions: tuple[FunctionFacts, ...]
     module_events: tuple[Event, ...] = ()
-    # Its module-level code or main block chooses at run time which code runs (`fire.Fire(main)`).
-    dispatches_on_load: bool = False
+    # As `FunctionFacts.dispatches`, for its module-level code and main block (`fire.Fire()`).
+    dispatches_on_load: tuple[str, ...] = ()
     # The `if __name__ == "__main__":` block runs only when this module is the program's entry.
     main_calls: tuple[CallFact, ...] = ()
     main_events: tuple[Event, ...] = ()
@@ -182,7 +182,7 @@ class _Body:
     calls: list[tuple[cst.Call, tuple[str, ...], str | None, str | None, bool, Launch | None]] = field(default_factory=list)
     events: list[tuple[cst.CSTNode, Event]] = field(default_factory=list)
     trains: bool = False
-    dispatches: bool = False
+    dispatches: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -345,7 +345,7 @@ class FactsCollector:
             guard = self._guard()
             body.calls.append((node, tuple(sorted(targets)), method, guard, False, None))
             body.trains |= is_training_call(node) and not does_not_train(self.context, self.path)
-            body.dispatches |= dispatches(node, targets, self.context.qualified_names)
+            body.dispatches |= dispatch_scopes(node, targets, self.context.qualified_names, self.context.module_name)
             # Functions handed over by name (`callbacks=[seed_all]`) may run too; a worker_init_fn
             # runs in DataLoader workers, not in the program's own process; a function started in
             # other processes (`mp.spawn(main_worker)`) is recorded with its launch.
@@ -453,7 +453,7 @@ class FactsCollector:
             main_guard_line=line_of(self._main_guard) if self._main_guard is not None else None,
             module_calls=calls(self._module),
             trains_at_module_level=self._module.trains or self._main.trains,
-            dispatches_on_load=self._module.dispatches or self._main.dispatches,
+            dispatches_on_load=tuple(sorted(self._module.dispatches | self._main.dispatches)),
             functions=tuple(
                 FunctionFacts(
                     state.qualname,
@@ -462,7 +462,7 @@ class FactsCollector:
                     state.body.trains,
                     events(state.body),
                     positions.range(state.node)[1].line,
-                    state.body.dispatches,
+                    tuple(sorted(state.body.dispatches)),
                 )
                 for state in self._functions
             ),

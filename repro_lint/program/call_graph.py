@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from functools import cached_property
 
+from repro_lint.facts.dispatch import ANYTHING
 from repro_lint.facts.module_facts import WORKER_METHODS, CallFact, ClassFacts, FunctionFacts, ModuleFacts
 from repro_lint.program.module_names import ModuleNames
 from repro_lint.program.symbols import SymbolResolver
@@ -146,15 +147,17 @@ class CallGraph:
 
     def walk(self, entry: str, modules: tuple[str, ...]) -> list[str]:
         """Project functions that may run when `entry` runs (its program's modules being `modules`),
-        followed transitively. Past a call that chooses at run time what it runs (`fire.Fire(main)`,
-        `globals()[task]()`), the calls cannot be followed: every function of the modules may run."""
+        followed transitively, into the candidates of calls that choose at run time what they run
+        (`globals()[task]()`: the functions of that module)."""
         cached = self._reachable_cache.get(entry)
         if cached is None:
-            reached = self._follow_calls(entry, modules)
-            if self.modules[entry].dispatches_on_load or any(self.functions[name].dispatches for name in reached):
-                reached = sorted({function.qualname for module in modules for function in self.modules[module].functions}.union(reached))
-            cached = self._reachable_cache[entry] = reached
+            cached = self._reachable_cache[entry] = self._follow_calls(entry, modules)
         return cached
+
+    def dispatches_anything(self, entry: str, modules: tuple[str, ...]) -> bool:
+        """Whether `entry`'s program reaches a call that may run anything (`hydra.utils.instantiate`):
+        past it the call graph cannot be followed."""
+        return ANYTHING in self.modules[entry].dispatches_on_load or any(ANYTHING in self.functions[name].dispatches for name in self.walk(entry, modules))
 
     def _follow_calls(self, entry: str, modules: tuple[str, ...]) -> list[str]:
         within = self.module_set(modules)
@@ -167,7 +170,22 @@ class CallGraph:
             for method in methods:
                 yield from self._methods_within(method, within)
 
-        return reach([callee for module, calls in self.entry_calls(entry, modules) for call in calls for callee in self.callees(call, module, within)], called)
+        found = reach([callee for module, calls in self.entry_calls(entry, modules) for call in calls for callee in self.callees(call, module, within)], called)
+        followed: set[str] = set()
+        while True:  # each scope is followed once: the loop ends when no new one is reached
+            scopes = {*self.modules[entry].dispatches_on_load, *(scope for name in found for scope in self.functions[name].dispatches)}
+            new = scopes - followed - {ANYTHING}
+            if not new:
+                return found
+            followed |= new
+            candidates = [
+                function.qualname
+                for module in sorted(within)
+                for function in self.modules[module].functions
+                if any(function.qualname.startswith(scope + ".") for scope in new)
+            ]
+            known = set(found)
+            found = found + [name for name in reach(candidates, called) if name not in known]
 
     def links(self, function: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """The project functions `function`'s calls resolve to, and the methods named by its unresolved

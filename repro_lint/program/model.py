@@ -108,7 +108,11 @@ class ProjectModel:
             callee in self._may_reach_training for where, call in starts for callee in self.calls.callees(call, where, everywhere)
         ):
             return False
-        return any(self.functions[name].trains for name in self.calls.walk(module, self.program_modules(module)))
+        modules = self.program_modules(module)
+        if any(self.functions[name].trains for name in self.calls.walk(module, modules)):
+            return True
+        # Past a call that may run anything, the program trains when any of its modules holds a training step.
+        return self.calls.dispatches_anything(module, modules) and any(function.trains for name in modules for function in self.modules[name].functions)
 
     @cached_property
     def _all_modules(self) -> frozenset[str]:
