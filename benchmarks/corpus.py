@@ -152,6 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     entries = sorted(args.labels.glob("*.json"))
     if not entries:
         parser.error(f"no label files in {args.labels}")
+    scored = 0
     for path in entries:
         entry = json.loads(path.read_text(encoding="utf-8"))
         checkout = args.checkouts / entry["repository"].replace("/", "+")
@@ -159,6 +160,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"skipped {entry['repository']}: no checkout at {checkout}", file=sys.stderr)
             continue
         found = findings(checkout, set(entry["files"]), args.jobs)
+        scored += 1
         for kind, total in totals.items():
             result, missed, unwanted = score(found, labels(entry, adjudicated=kind == "adjudicated"))
             total.add(result)
@@ -168,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{entry['repository']}: {len(entry['files'])} files, {len(found)} findings in them", file=sys.stderr)
     codes = sorted(set().union(*(set(counter) for total in totals.values() for counter in vars(total).values())))
     for kind, total in totals.items():
-        print(f"\n{kind} labels ({len(entries)} repositories)")
+        print(f"\n{kind} labels ({scored} repositories)")
         print("\n".join(table(total, codes)))
     if args.details:
         args.details.write_text(json.dumps(details, indent=2) + "\n", encoding="utf-8")

@@ -66,9 +66,11 @@ def test_scores_a_checkout_end_to_end(tmp_path, capsys):
         "adjudicated": [{"file": "train.py", "line": 5, "code": "REP308", "change": "remove", "reason": "not an environment setting"}],
     }
     (labels / "owner+name.json").write_text(json.dumps(entry), encoding="utf-8")
+    (labels / "other+repo.json").write_text(json.dumps({**entry, "repository": "other/repo"}), encoding="utf-8")
     details = tmp_path / "details.json"
     assert corpus.main([str(tmp_path / "checkouts"), "--labels", str(labels), "--jobs", "1", "--details", str(details)]) == 0
     out = capsys.readouterr().out
+    assert "blind labels (1 repositories)" in out  # the label file without a checkout is not counted
     blind, adjudicated = out.split("adjudicated labels")
     assert re.search(r"^REP301 +on +1 +0 +0 +1\.00 +1\.00$", blind, re.MULTILINE)
     assert re.search(r"^REP308 +on +0 +1 +0 +0\.00 +- *$", blind, re.MULTILINE)
