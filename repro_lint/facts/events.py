@@ -13,6 +13,7 @@ from functools import cache
 import libcst as cst
 
 from repro_lint.core.source import Line
+from repro_lint.facts.dataloader_calls import DATALOADERS, loader_argument
 from repro_lint.facts.edits import argument, keyword, literal
 from repro_lint.facts.names import dotted_name
 from repro_lint.facts.traversal import walk
@@ -26,8 +27,9 @@ SWITCHABLE = frozenset({"deterministic", "nondeterministic", "cublas"})
 @dataclass(frozen=True)
 class Event:
     """`kind` is seed, consume (a draw), init (a draw that initialises parameters), shuffle (a
-    DataLoader built to draw its order from the global RNG when it is iterated, not when it is built), cuda, deterministic, nondeterministic, cublas or start_method (`what` is the
-    method); `rng` names the RNG of seed, consume, init and shuffle events;
+    DataLoader built to draw its order from the global RNG when it is iterated, not when it is
+    built), cuda, deterministic, nondeterministic, cublas or start_method (`what` is the method);
+    `rng` names the RNG of seed, consume, init and shuffle events;
     `what` is how messages show the cause (`nn.Linear`)."""
 
     kind: str
@@ -214,12 +216,10 @@ def _global_shuffle(call: cst.Call, name: str) -> str | None:
     """How messages show a DataLoader that shuffles (`shuffle=True`) given no `generator`: iterating
     it draws its order's seed from torch's global RNG. None for any other call. (Random samplers
     are draws of randomness.json already.)"""
-    loaders = load("dataloader.json")
-    if name not in loaders["dataloaders"]:
+    if name not in DATALOADERS:
         return None
-    positions = loaders["parameters"]
-    shuffle = argument(call, "shuffle", positions["shuffle"])
-    if shuffle is None or literal(shuffle.value) is not True or argument(call, "generator", positions["generator"]) is not None:
+    shuffle = loader_argument(call, "shuffle")
+    if shuffle is None or literal(shuffle.value) is not True or loader_argument(call, "generator") is not None:
         return None
     return f"{short(name).rpartition('.')[2]}(shuffle=True)"
 

@@ -36,8 +36,8 @@ from repro_lint.facts.traversal import walk
 # `trainer.fit(model)`. Receivers are matched on their name, since their types are unknown statically.
 _ANY_RECEIVER_TRAINING_METHODS = frozenset({"backward"})
 _NAMED_RECEIVER_TRAINING_METHODS = {"step": "optim", "fit": "trainer", "train": "trainer"}
-# Methods a DataLoader worker calls: global `random`/numpy draws there are reseeded per worker.
-# What a DataLoader worker runs: a dataset's item methods, and transforms it calls (`self.transform(x)`).
+# What a DataLoader worker runs: a dataset's item methods, and transforms it calls (`self.transform(x)`);
+# global `random`/numpy draws there are reseeded per worker.
 WORKER_METHODS = frozenset({"__getitem__", "__getitems__", "__iter__", "__call__"})
 # The branching nodes whose test may guard a seeding call (`_guard`).
 _BRANCHES = frozenset({cst.If, cst.IfExp})
