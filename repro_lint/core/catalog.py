@@ -3,7 +3,7 @@ describing them in reports read it without importing the rules, and so without L
 answered from the cache never needs.
 
 `catalog.json` mirrors the registered rule classes; a test keeps the two equal. After adding a rule,
-write it again with `python -m repro_lint.rules.registry > repro_lint/core/catalog.json`.
+write it again with `python -m repro_lint.rules.registry`.
 """
 
 from __future__ import annotations

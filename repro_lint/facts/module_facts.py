@@ -29,6 +29,7 @@ from repro_lint.facts.launches import Launch, LaunchFinder
 from repro_lint.facts.names import dotted_name, import_from_module, is_main_guard
 from repro_lint.facts.positions import Positions
 from repro_lint.facts.seed_option import ArgparseSeed, seed_option
+from repro_lint.facts.seed_reads import SeedReadsCollector
 from repro_lint.facts.training_context import does_not_train
 from repro_lint.facts.traversal import walk
 
@@ -94,6 +95,17 @@ class SeedOption:
 
 
 @dataclass(frozen=True)
+class SeedReads:
+    """What REP109 needs of a module (facts/seed_reads.py): the seed-like names it reads for their
+    value, the calls it hands a whole options object to, and whether it turns one into a mapping
+    that may reach any code (`vars(args)`)."""
+
+    names: frozenset[str] = frozenset()
+    handed_over: tuple[CallFact, ...] = ()
+    converts: bool = False
+
+
+@dataclass(frozen=True)
 class ModuleFacts:
     module: str
     path: str
@@ -113,6 +125,7 @@ class ModuleFacts:
     main_events: tuple[Event, ...] = ()
     classes: tuple[ClassFacts, ...] = ()
     seed_options: tuple[SeedOption, ...] = ()
+    seed_reads: SeedReads = SeedReads()
     spawns_workers: bool = False
     fix: EntryFixFacts | None = None
     datasets: DatasetFacts | None = None
@@ -216,6 +229,7 @@ class FactsCollector:
         self._seed_helpers = frozenset(context.settings.seed_helpers)
         self._seed_statements = SeedStatements()
         self._launches = LaunchFinder(context)
+        self._seed_reads = SeedReadsCollector(context)
 
     # Imports -----------------------------------------------------------------------------------
 
@@ -361,6 +375,7 @@ class FactsCollector:
                         if referenced:
                             body.calls.append((node, tuple(sorted(referenced)), None, guard, True, None))
         self._record(node, [*call_events(node, targets, 0, self._seed_helpers), *environment_call_events(node, 0)])
+        self._seed_reads.visit_Call(node, targets)
         self._argparse_option(node)
         if "torch.utils.data.DataLoader" in targets or "torch.utils.data.dataloader.DataLoader" in targets:
             workers = argument(node, "num_workers", 5)
@@ -384,6 +399,13 @@ class FactsCollector:
             targets = self.context.qualified_names(target.target)
             self._record(node, list(assignment_events(target.target, node.value, targets, 0)))
             self._config_field(node, target.target, node.value)
+        self._seed_reads.visit_Assign(node)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._seed_reads.visit_Attribute(node)
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        self._seed_reads.visit_Subscript(node)
 
     def visit_With(self, node: cst.With) -> None:
         for item in node.items:
@@ -473,6 +495,14 @@ class FactsCollector:
             seed_options=tuple(
                 SeedOption(*positions.range(node), name, is_none, Edit(*positions.range(replaced), code))
                 for node, name, is_none, replaced, code in self._options
+            ),
+            seed_reads=SeedReads(
+                frozenset(self._seed_reads.names),
+                tuple(
+                    CallFact(one(handed.targets), one(handed.method), line_of(handed.node))
+                    for handed in self._seed_reads.handed_over_options()
+                ),
+                self._seed_reads.converts_options(),
             ),
             spawns_workers=self._spawns_workers,
             fix=entry_fix_facts(self.context, self._main_guard, positions, self._seed_statements, self._launches.launched),

@@ -6,8 +6,9 @@ from __future__ import annotations
 import libcst as cst
 
 from repro_lint.facts.edits import argument, literal
+from repro_lint.knowledge import load
 
-SEED_FLAGS = frozenset({"--seed", "--random-seed", "--random_seed", "--manual-seed", "--manual_seed"})
+SEED_FLAGS = frozenset(load("seed_options.json")["flags"])
 
 
 def seed_option(node: cst.Call) -> tuple[str, bool] | None:

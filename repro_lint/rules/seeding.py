@@ -127,43 +127,6 @@ class MissingLibrarySeed(ProgramRule):
                 yield program_finding(self, program.entry, message, fix)
 
 
-@register
-class OptionalSeedDefaultNone(ProgramRule):
-    """Every seeding call is skipped when the seed option keeps its default, None."""
-
-    code = "REP108"
-    name = "optional-seed-default-none"
-    fix_availability = FixAvailability.SOMETIMES
-
-    def check(self, project: ProjectModel) -> Iterator[Finding]:
-        reported = set()
-        for program in project.programs:
-            seeds = [located for located in project.events(program) if located.event.kind == "seed" and located.event.rng == TORCH]
-            if not seeds or not all(located.event.guard for located in seeds):
-                continue
-            guards = {located.event.guard.rpartition(".")[2].lstrip("-").replace("-", "_") for located in seeds}  # type: ignore[union-attr]
-            for name in program.modules:
-                module = project.modules[name]
-                for option in module.seed_options:
-                    if not option.default_is_none or option.name.lstrip("-").replace("-", "_") not in guards:
-                        continue
-                    if (module.path, option.start) in reported:
-                        continue
-                    reported.add((module.path, option.start))
-                    fix = Fix(Applicability.UNSAFE, "Give the seed option a default of 0", (option.fix,)) if option.fix else None
-                    yield Finding(
-                        self.code,
-                        self.name,
-                        f"the seed option `{elide(option.name)}` defaults to None, which skips every seeding call "
-                        f"({seeds[0].seen_from(module.path)})",
-                        module.path,
-                        option.start,
-                        option.end,
-                        fix,
-                    )
-
-
-
 _SOURCES = load("nondeterministic_sources.json")
 _SOURCE_CALLS: dict[str, str] = _SOURCES["calls"]
 _SOURCE_MODULES: dict[str, str] = _SOURCES["modules"]

@@ -1,0 +1,162 @@
+"""Where a module reads seed settings for their value, and where it hands a whole options object
+to other code (REP109).
+
+A seed option is used when its value is read anywhere but in what only shows it (`print`, a logger,
+an experiment tracker's config record) or tests it (`if args.seed is not None:`).
+Which use then reaches a seeding call is not followed: any read counts, so the rule stays silent
+wherever the value may reach one. An options object handed whole to code the analysis may not see
+(`vars(args)`, `Trainer(args)` from a library) may be read there; the project pass decides which
+callees it can see.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from repro_lint.facts.context import FileContext
+from repro_lint.facts.edits import literal
+from repro_lint.facts.seed_values import CONFIG_OBJECTS
+from repro_lint.knowledge import load
+
+_DATA = load("seed_options.json")
+_PARSE_METHODS = frozenset(_DATA["parse_methods"])
+_SINK_CALLS = frozenset(_DATA["sink_calls"])
+_SINK_METHODS = frozenset(_DATA["sink_methods"])
+_WHOLE_CONVERTERS = frozenset(_DATA["whole_converters"])
+_INERT_CALLS = frozenset(_DATA["inert_calls"])
+# `d.get("seed")`, `d.pop("seed", 0)`: a read by key.
+_GETATTR = "builtins.getattr"
+_KEY_METHODS = frozenset({"get", "pop", "setdefault"})
+# Where a read only decides whether code runs.
+_TESTS = (cst.If, cst.While, cst.IfExp, cst.Assert)
+
+
+def option_attribute(name: str) -> str:
+    """The attribute an option or field is read by: `--random-seed` is `args.random_seed`."""
+    return name.lstrip("-").replace("-", "_")
+
+
+def _seed_like(name: str) -> bool:
+    return "seed" in name.lower()
+
+
+@dataclass
+class HandedOver:
+    """A call given a whole options object: the names its callee may denote, or its method."""
+
+    node: cst.Call
+    targets: tuple[str, ...]
+    method: str | None
+    holder: str  # the name holding the object (`args`)
+
+
+@dataclass
+class SeedReadsCollector:
+    """Batched-visitor part (driven by the facts collector) recording seed reads and hand-overs."""
+
+    context: FileContext
+    names: set[str] = field(default_factory=set)
+    handed_over: list[HandedOver] = field(default_factory=list)
+    converted: set[str] = field(default_factory=set)  # holders turned into mappings (`vars(args)`)
+    _parsed: set[str] = field(default_factory=set)  # names bound to a parse result in this module
+    _called: set[int] = field(default_factory=set)  # callee nodes: `np.random.seed` is no read
+
+    def handed_over_options(self) -> list[HandedOver]:
+        """The hand-overs of an options object: held under a usual name, or a parse result's."""
+        holders = frozenset(CONFIG_OBJECTS) | self._parsed
+        return [handed for handed in self.handed_over if handed.holder in holders]
+
+    def converts_options(self) -> bool:
+        holders = frozenset(CONFIG_OBJECTS) | self._parsed
+        return not holders.isdisjoint(self.converted)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        value = node.value
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in _PARSE_METHODS:
+            for target in node.targets:
+                bound = target.target
+                names = [element.value for element in bound.elements] if isinstance(bound, (cst.Tuple, cst.List)) else [bound]
+                self._parsed.update(name.value for name in names if isinstance(name, cst.Name))
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        name = node.attr.value
+        if id(node) in self._called:
+            return
+        if name == "__dict__":
+            holder = _holder(node.value)
+            if holder is not None and self._uses_value():
+                self.converted.add(holder)
+        elif _seed_like(name) and self._uses_value():
+            self.names.add(name)
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+            key = literal(node.slice[0].slice.value)
+            if isinstance(key, str) and _seed_like(key) and self._uses_value():
+                self.names.add(key)
+
+    def visit_Call(self, node: cst.Call, targets: frozenset[str]) -> None:
+        func = node.func
+        self._called.add(id(func))
+        method = func.attr.value if isinstance(func, cst.Attribute) else None
+        if (targets & _SINK_CALLS) or method in _SINK_METHODS:
+            return
+        if not self._uses_value():
+            return
+        positional = [arg for arg in node.args if arg.keyword is None and not arg.star]
+        if method in _KEY_METHODS or _GETATTR in targets:
+            at = 1 if _GETATTR in targets else 0
+            key = literal(positional[at].value) if len(positional) > at else None
+            if isinstance(key, str):
+                if _seed_like(key):
+                    self.names.add(key)
+            elif _GETATTR in targets and positional and (holder := _holder(positional[0].value)) is not None:
+                self.converted.add(holder)  # `getattr(args, name)`: any attribute
+            return
+        if targets & _WHOLE_CONVERTERS:
+            holders = {_holder(arg.value) for arg in node.args}
+            self.converted.update(holder for holder in holders if holder is not None)
+            return
+        if targets & _INERT_CALLS:
+            return
+        for arg in node.args:
+            holder = _holder(arg.value)
+            if holder is not None:
+                self.handed_over.append(HandedOver(node, tuple(sorted(targets)), method, holder))
+
+    def _uses_value(self) -> bool:
+        """Whether the node being visited is read for its value: not an assignment's target, and not
+        only shown (printed, logged) or tested."""
+        ancestors = self.context.ancestors
+        for depth in range(len(ancestors) - 2, -1, -1):
+            ancestor, child = ancestors[depth], ancestors[depth + 1]
+            kind = type(ancestor)
+            if kind is cst.Comparison:
+                return False
+            if kind in (cst.AssignTarget, cst.Del) or (kind in (cst.AugAssign, cst.AnnAssign) and child is ancestor.target):
+                return False
+            if isinstance(ancestor, _TESTS) and child is ancestor.test:
+                return False
+            if kind is cst.Call and child is not ancestor.func and _shows(ancestor, self.context):
+                return False
+            if isinstance(ancestor, cst.BaseSmallStatement) or isinstance(ancestor, cst.BaseCompoundStatement):
+                return True
+        return True
+
+
+def _shows(call: cst.Call, context: FileContext) -> bool:
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value in _SINK_METHODS:
+        return True
+    return bool(context.qualified_names(func) & _SINK_CALLS)
+
+
+def _holder(node: cst.BaseExpression) -> str | None:
+    """The name an expression holding an options object goes by: `args`, or `cfg` in `self.cfg`."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return node.attr.value
+    return None
