@@ -25,10 +25,10 @@ def _suffix(path: str) -> str:
 def _handlers(path: str) -> tuple[Scanner, Callable[[str], bool]] | None:
     """The scanner for a file of this name and the parse check its fixed text must pass; None for
     Python (and anything else)."""
-    from repro_lint.sources import configs, shell_scan  # imported late: they load the rules' data
+    from repro_lint.sources import configs, shell_scan, shell_syntax  # imported late: they load the rules' data
 
     by_kind = (
-        (_SHELL, shell_scan.scan, shell_scan.parses),
+        (_SHELL, shell_scan.scan, shell_syntax.parses),
         (_YAML, configs.scan_yaml, configs.parses_yaml),
         (_JSON, configs.scan_json, configs.parses_json),
     )

@@ -1,11 +1,13 @@
 """What a launch script runs: its commands with variables and arrays expanded, in the order bash
-would see them.
+would see them, read from the syntax tree of `shell_syntax`.
 
-This is not a shell. It follows the constructs launch scripts are made of (assignments, `export`,
-arrays, `${VAR}` / `${ARR[@]}` / `${VAR:-default}` expansions, commands split over lines, commands
-held in strings and run through `bash -c`) and marks every value it cannot know (`$1`, `$(pwd)`, a
-variable set only by the environment) as unknown, so the checks can stay silent about it. A variable
-given different values in different branches of an `if` is unknown after it.
+This is not a shell. It follows what launch scripts are made of (assignments, `export`, arrays,
+`${VAR}` / `${ARR[@]}` / `${VAR:-default}` expansions, commands held in strings and run through
+`bash -c`, here-documents fed to `sbatch` or `bash`, commands run by `$(...)`) and marks every value
+it cannot know (`$1`, `$(pwd)`, a variable set only by the environment) as unknown, so the checks can
+stay silent about it. A variable given different values in different branches of an `if` is unknown
+after it. Text in quotes is split at blanks like the rest: a string of options (`OPTS="--a --b"`,
+`bash -c "python train.py --a"`) is read as the words it holds.
 
 Every word remembers where its text was written (`origin`, so a finding lands on the flag the user
 typed, even inside an array defined higher up) and which word of the command produced it (`at`).
@@ -14,19 +16,27 @@ typed, even inside an array defined higher up) and which word of the command pro
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
-from repro_lint.sources.shell_lexer import Lexed, Token
+from repro_lint.sources.shell_syntax import Node, Parsed, SyntaxProblem
 
-_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
-_ASSIGNMENT = re.compile(rf"^(?P<name>{_NAME})(?P<index>\[[^\]]*\])?(?P<append>\+?)=")
-_BRACED = re.compile(rf"^(?P<name>{_NAME}|[0-9@*#?$!-])(?P<index>\[[^\]]*\])?(?:(?P<op>:?[-=])(?P<default>.*))?$", re.DOTALL)
-_SIMPLE = re.compile(rf"{_NAME}|[0-9@*#?$!-]")
-_OPENERS = frozenset({"if", "case", "for", "while", "until", "select"})
-_CLOSERS = frozenset({"fi", "esac", "done"})
-_PREFIXES = frozenset({"then", "else", "elif", "do", "{", "}", "!", "time", "nohup", "exec", "command", "builtin"})
-_DECLARATIONS = frozenset({"export", "declare", "local", "readonly", "typeset"})
+_BRACED = re.compile(r"^\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-])(?P<index>\[[^\]]*\])?(?P<op>:?[-=])?")
+_BLANKS = re.compile(r"(\s+)")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_LEADING_BLANK = re.compile(r"(?:\s|\\\r?\n)*")
+_PREFIXES = frozenset({"time", "nohup", "exec", "command", "builtin"})
+# Commands whose here-document is a script of its own, run with the variables of this one.
+_SCRIPT_CONSUMERS = frozenset({"sbatch", "bash", "sh", "zsh", "srun", "salloc"})
+_BLOCKS = frozenset({"program", "compound_statement", "do_group", "pipeline", "negated_command"})
+# Statements whose parts may or may not run: what they assign is only one possibility.
+_BRANCHES = frozenset({"if_statement", "elif_clause", "else_clause", "while_statement", "for_statement", "c_style_for_statement", "case_statement", "case_item", "function_definition"})
+# Parts of a branching statement that are not commands (`for x in WORDS`, `case WORD in PATTERN)`).
+_NOT_RUN = frozenset({"variable", "value"})
+_SUBSTITUTIONS = frozenset({"command_substitution", "process_substitution"})
+_DOUBLE_QUOTED = frozenset({"string", "translated_string"})
+_QUOTED_ESCAPES = '$`"\\\n'  # what a backslash escapes inside double quotes
+_UNKNOWN = frozenset({"arithmetic_expansion", "command_substitution", "process_substitution", "ERROR"})
 
 
 @dataclass(frozen=True)
@@ -69,261 +79,139 @@ class Command:
 class Script:
     commands: list[Command] = field(default_factory=list)
     assignments: list[Assignment] = field(default_factory=list)
+    comments: list[tuple[int, int]] = field(default_factory=list)
+    errors: list[SyntaxProblem] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Piece:
+    """Part of a word before expansion: text as it reads (`literal`), a `$` reference to look up, or
+    text that cannot be known (`$(...)`)."""
+
+    kind: str
+    text: str
+    origin: int
+    node: Node | None = None
 
 
 def _glue(left: Word, right: Word) -> Word:
     return Word(left.text + right.text, left.origin, left.at, left.known and right.known, left.alternative or right.alternative)
 
 
-class _Expander:
-    """Expands one token's text into words, given the variables known so far."""
-
-    def __init__(self, variables: dict[str, Value | None]) -> None:
-        self.variables = variables
-
-    def expand(self, value: str, raw: str, start: int, at: int) -> list[Word]:
-        words: list[Word] = []
-        joinable = False  # whether the next text continues the last word (no blank between them)
-        cursor = 0  # how far into `raw` the text expanded so far was found
-        literal_only = raw.startswith("'")  # single quotes: nothing inside is expanded
-        for kind, text in ([("literal", value)] if literal_only else _segments(value)):
-            if kind == "literal":
-                for part in re.split(r"(\s+)", text):
-                    if not part:
-                        continue
-                    if part.isspace():
-                        joinable = False
-                        continue
-                    found = raw.find(part, cursor)
-                    origin = start + found if found >= 0 else start
-                    cursor = found + len(part) if found >= 0 else cursor
-                    word = Word(part, origin, at)
-                    if joinable and words:
-                        words[-1] = _glue(words[-1], word)
-                    else:
-                        words.append(word)
-                    joinable = True
-                continue
-            found = raw.find(text, cursor)
-            origin = start + found if found >= 0 else start
-            cursor = found + len(text) if found >= 0 else cursor
-            expansion = self.reference(text, origin, at)
-            for index, word in enumerate(expansion):
-                if index == 0 and joinable and words:
-                    words[-1] = _glue(words[-1], word)
-                else:
-                    words.append(word)
-                joinable = True
-        return words
-
-    def reference(self, text: str, origin: int, at: int) -> list[Word]:
-        """The words of one `$...` reference; a single unknown word when it cannot be known."""
-        unknown = [Word(text, origin, at, known=False)]
-        if text.startswith("${") and text.endswith("}"):
-            match = _BRACED.match(text[2:-1])
-            if match is None:
-                return unknown
-            name, index, op, default = match.group("name", "index", "op", "default")
-        elif text.startswith("$") and _SIMPLE.fullmatch(text[1:]):
-            name, index, op, default = text[1:], None, None, None
-        else:
-            return unknown  # $(...), `...`, $((...))
-        if name not in self.variables:
-            if op is not None and default is not None:
-                # Unset here, so the default applies (unless the environment sets it).
-                return self.expand(default, default, origin + len(text) - 1 - len(default), at)
-            return unknown
-        value = self.variables[name]
-        if value is None:
-            return unknown
-        if index and index not in ("[@]", "[*]"):
-            position = index[1:-1]
-            if not position.isdigit():
-                return unknown
-            value = value[int(position) : int(position) + 1]
-        return [replace(word, at=at) for word in value]
-
-
-def _segments(value: str) -> Iterator[tuple[str, str]]:
-    """Literal text and `$` references, in order."""
-    position = 0
-    literal_start = 0
-    while position < len(value):
-        char = value[position]
-        end = None
-        if char == "$" and position + 1 < len(value):
-            end = _reference_end(value, position)
-        elif char == "`":
-            close = value.find("`", position + 1)
-            end = len(value) if close == -1 else close + 1
-        if end is None:
-            position += 1
-            continue
-        if literal_start < position:
-            yield "literal", value[literal_start:position]
-        yield "reference", value[position:end]
-        position = literal_start = end
-    if literal_start < len(value):
-        yield "literal", value[literal_start:]
-
-
-def _reference_end(value: str, start: int) -> int | None:
-    following = value[start + 1]
-    if following in "{(":
-        closing = "}" if following == "{" else ")"
-        depth = 0
-        for position in range(start + 1, len(value)):
-            if value[position] == following:
-                depth += 1
-            elif value[position] == closing:
-                depth -= 1
-                if depth == 0:
-                    return position + 1
-        return len(value)
-    match = _SIMPLE.match(value, start + 1)
-    return match.end() if match else None
-
-
 class _Interpreter:
-    def __init__(self, text: str) -> None:
-        self.text = text
+    def __init__(self) -> None:
         self.variables: dict[str, Value | None] = {}
-        self.expander = _Expander(self.variables)
-        self.depth = 0
         self.script = Script()
 
-    def run(self, lexed: Lexed) -> Script:
-        tokens = list(lexed.tokens)
-        command: list[Token] = []
-        conditional = False
-        index = 0
-        while index < len(tokens):
-            token = tokens[index]
-            if token.operator and (("\n" in token.value) or not token.value.strip(";&|")):
-                self._command(command, conditional)
-                conditional = token.value.strip() in ("&&", "||")
-                command = []
-                index += 1
-                continue
-            if not token.operator and _array_start(self._raw(token)) and (not command or self._only_assignments(command)):
-                index = self._array(tokens, index, command)
-                continue
-            command.append(token)
-            index += 1
-        self._command(command, conditional)
-        return self.script
+    def read(self, parsed: Parsed) -> None:
+        self.script.comments.extend(parsed.comments())
+        self.script.errors.extend(parsed.errors)
+        self._statement(parsed, parsed.root, inside=False)
 
-    def _raw(self, token: Token) -> str:
-        return self.text[token.start : token.end]
+    # --- statements -------------------------------------------------------------------------
 
-    def _only_assignments(self, tokens: list[Token]) -> bool:
-        return all(_ASSIGNMENT.match(self._raw(token)) or token.value in _DECLARATIONS or token.value.startswith("-") for token in tokens)
+    def _statement(self, parsed: Parsed, node: Node, inside: bool) -> None:
+        kind = node.type
+        if kind in _BLOCKS:
+            for child in node.named_children:
+                self._statement(parsed, child, inside)
+        elif kind in _BRANCHES:
+            for index, child in enumerate(node.children):
+                if child.is_named and node.field_name_for_child(index) not in _NOT_RUN:
+                    self._statement(parsed, child, inside=True)
+        elif kind == "list":  # `a && b || c`: what follows the first may not run
+            for index, child in enumerate(node.named_children):
+                self._statement(parsed, child, inside or index > 0)
+        elif kind == "subshell":
+            self._subshell(parsed, node, inside)
+        elif kind == "redirected_statement":
+            self._redirected(parsed, node, inside)
+        elif kind in ("command", "declaration_command", "unset_command", "variable_assignment", "variable_assignments"):
+            if not parsed.broken(node):
+                self._simple(parsed, node, inside)
 
-    def _array(self, tokens: list[Token], index: int, command: list[Token]) -> int:
-        """Reads `NAME=( ... )` over any number of lines into one assignment; returns the next index."""
-        opener = tokens[index]
-        match = _ASSIGNMENT.match(opener.value)
-        assert match is not None
-        elements: list[Word] = []
-        first = opener.value[match.end() + 1 :]
-        offset = opener.start + len(match.group(0)) + 1
-        pending = [(first, self.text[offset : opener.end], offset)] if first else []
-        end = opener.end
-        closed = opener.value.endswith(")") and len(opener.value) > match.end() + 1
-        if closed:
-            pending = [(first[:-1], self.text[offset : opener.end - 1], offset)] if first[:-1] else []
-        index += 1
-        while not closed and index < len(tokens):
-            token = tokens[index]
-            index += 1
-            if token.operator:
-                continue
-            raw = self._raw(token)
-            end = token.end
-            if raw.endswith(")"):
-                closed = True
-                if token.value[:-1]:
-                    pending.append((token.value[:-1], raw[:-1], token.start))
-                break
-            pending.append((token.value, raw, token.start))
-        for value, raw, start in pending:
-            elements.extend(self.expander.expand(value, raw, start, start))
-        existing = self.variables.get(match.group("name"), ()) if match.group("append") else ()
-        result: Value | None = None if existing is None else (*existing, *elements)
-        exported = any(token.value == "export" for token in command)
-        assignment = Assignment(match.group("name"), result, opener.start, opener.start + len(match.group(0)), end, exported)
-        self._assign(assignment, self.depth > 0)
-        self.script.commands.append(Command([], [assignment], opener.start, end))
-        return index
+    def _subshell(self, parsed: Parsed, node: Node, inside: bool) -> None:
+        """Commands run in a subshell (`( ... )`, `$(...)`): what they assign is lost after it."""
+        saved = dict(self.variables)
+        for child in node.named_children:
+            self._statement(parsed, child, inside)
+        self.variables.clear()
+        self.variables.update(saved)
 
-    def _command(self, tokens: list[Token], conditional: bool) -> None:
-        if not tokens:
+    def _redirected(self, parsed: Parsed, node: Node, inside: bool) -> None:
+        body = node.child_by_field_name("body")
+        if body is None:
             return
-        start, end = tokens[0].start, tokens[-1].end
-        while tokens and not tokens[0].operator and tokens[0].value in _PREFIXES | _OPENERS | _CLOSERS:
-            word = tokens.pop(0).value
-            if word in _OPENERS:
-                self.depth += 1
-            elif word in _CLOSERS:
-                self.depth = max(self.depth - 1, 0)
-            if word in _OPENERS and word != "if" and word != "while" and word != "until":
-                return  # `for x in ...`, `case x in`: nothing here runs a program
-        inside = conditional or self.depth > 0
-        assignments: list[Assignment] = []
-        while tokens and not tokens[0].operator and _ASSIGNMENT.match(self._raw(tokens[0])):
-            assignments.append(self._assignment(tokens.pop(0), exported=False))
-        words = self._words(tokens)
-        if not words:
+        if body.type == "command":
+            # Words after a redirection's target are the command's (`cmd > log --flag`), though
+            # tree-sitter-bash files them under the redirection.
+            extra = [target for redirect in node.children_by_field_name("redirect") for target in redirect.children_by_field_name("destination")[1:]]
+            if not parsed.broken(node):
+                self._simple(parsed, body, inside, extra, parsed.end(node))
+        else:
+            self._statement(parsed, body, inside)
+        name = body.child_by_field_name("name") if body.type == "command" else None
+        if name is None or parsed.text_of(name).rpartition("/")[2] not in _SCRIPT_CONSUMERS:
+            return
+        for redirect in node.children_by_field_name("redirect"):
+            for part in redirect.children:
+                if part.type == "heredoc_body":
+                    self.read(Parsed(parsed.text_of(part), parsed.start(part)))
+
+    def _simple(self, parsed: Parsed, node: Node, inside: bool, extra: Sequence[Node] = (), end: int | None = None) -> None:
+        start, end = parsed.start(node), parsed.end(node) if end is None else end
+        kind = node.type
+        if kind == "unset_command":
+            for child in node.named_children:
+                self.variables.pop(parsed.text_of(child), None)
+            return
+        if kind in ("variable_assignment", "variable_assignments", "declaration_command"):
+            exported = kind == "declaration_command" and parsed.text_of(node.children[0]) == "export"
+            nodes = [node] if kind == "variable_assignment" else node.named_children
+            assignments = [self._assignment(parsed, child, exported) for child in nodes if child.type == "variable_assignment"]
             for assignment in assignments:
                 self._assign(assignment, inside)
             self.script.commands.append(Command([], assignments, start, end))
             return
-        program = words[0].text
-        if program in _DECLARATIONS:
-            for token in tokens[1:]:
-                if not token.operator and _ASSIGNMENT.match(self._raw(token)):
-                    assignment = self._assignment(token, exported=program == "export")
-                    assignments.append(assignment)
-                    self._assign(assignment, inside)
-            words = []
-        elif program == "unset":
-            for word in words[1:]:
-                self.variables.pop(word.text, None)
-        else:
-            # `NAME=value program ...` sets NAME for that program only.
-            assignments = [replace(assignment, exported=True) for assignment in assignments]
+        parts = [child for index, child in enumerate(node.children) if node.field_name_for_child(index) in ("name", "argument") or child.type == "variable_assignment"]
+        groups = list(_one_per_word([*parts, *extra]))
+        # `NAME=value program ...` sets NAME for that program only.
+        assignments = [self._assignment(parsed, group[0], True, group[1:]) for group in groups if group[0].type == "variable_assignment"]
+        words = [word for group in groups if group[0].type != "variable_assignment" for word in self._expand(parsed, *group)]
+        if not words:  # what tree-sitter-bash took for a command was the rest of an assignment
+            assignments = [replace(assignment, exported=False) for assignment in assignments]
+            for assignment in assignments:
+                self._assign(assignment, inside)
+        while words and words[0].known and words[0].text in _PREFIXES:
+            words.pop(0)
         self.script.commands.append(Command(words, assignments, start, end))
 
-    def _words(self, tokens: list[Token]) -> list[Word]:
-        words: list[Word] = []
-        skip_next = False
-        for index, token in enumerate(tokens):
-            if token.operator:
-                skip_next = True  # a redirection: its target is not an argument
-                continue
-            if skip_next:
-                skip_next = False
-                continue
-            following = tokens[index + 1] if index + 1 < len(tokens) else None
-            if following is not None and following.operator and following.start == token.end and token.value.isdigit():
-                continue  # the file descriptor of a redirection (`2>&1`)
-            words.extend(self.expander.expand(token.value, self._raw(token), token.start, token.start))
-        return words
+    # --- assignments ------------------------------------------------------------------------
 
-    def _assignment(self, token: Token, exported: bool) -> Assignment:
-        raw = self._raw(token)
-        match = _ASSIGNMENT.match(raw)
-        assert match is not None
-        name = match.group("name")
-        value_text = token.value[len(match.group(0)) :] if token.value.startswith(match.group(0)) else token.value.partition("=")[2]
-        value_start = token.start + match.end()
-        value: Value | None = tuple(self.expander.expand(value_text, raw[match.end() :], value_start, value_start))
-        if match.group("index"):
+    def _assignment(self, parsed: Parsed, node: Node, exported: bool, rest: Sequence[Node] = ()) -> Assignment:
+        """`rest`: the nodes of the same word that tree-sitter-bash split from it (`_one_per_word`)."""
+        target = node.child_by_field_name("name")
+        value_node = node.child_by_field_name("value")
+        operator = next((child for child in node.children if child.type in ("=", "+=")), None)
+        assert target is not None and operator is not None
+        name_node = target.child_by_field_name("name") if target.type == "subscript" else target
+        name = parsed.text_of(name_node) if name_node is not None else parsed.text_of(target)
+        value_start = parsed.end(operator)
+        value_end = parsed.end(rest[-1]) if rest else parsed.end(value_node) if value_node is not None else value_start
+        value: Value | None
+        if value_node is None:
+            value = ()
+        elif value_node.type == "array":
+            # Each element is its own word of the value, found where it was written.
+            value = tuple(word for element in value_node.named_children if element.type != "comment" for word in self._expand(parsed, element))
+        else:
+            value = tuple(replace(word, at=value_start) for word in self._expand(parsed, value_node, *rest))
+        if target.type == "subscript":
             value = None  # one element of an array: the array as a whole is no longer known
-        elif match.group("append"):
+        elif operator.type == "+=":
             existing = self.variables.get(name, ())
             value = None if existing is None or value is None else (*existing, *value)
-        return Assignment(name, value, token.start, value_start, token.end, exported)
+        return Assignment(name, value, parsed.start(node), value_start, value_end, exported)
 
     def _assign(self, assignment: Assignment, inside: bool = False) -> None:
         """Set a variable. Set inside a branch to something other than what it held, it may hold
@@ -342,6 +230,166 @@ class _Interpreter:
         else:
             self.variables[name] = (*_alternatives(old), *_alternatives(new))
 
+    # --- words ------------------------------------------------------------------------------
+
+    def _expand(self, parsed: Parsed, *nodes: Node) -> list[Word]:
+        """The words one argument gives: literal text split at blanks, references replaced by their
+        values, adjacent parts glued (`${ROOT}/train.py`)."""
+        at = parsed.start(nodes[0])
+        words: list[Word] = []
+        joinable = False  # whether the next text continues the last word (no blank between them)
+        for piece in _rejoined(piece for node in nodes for piece in self._pieces(parsed, node)):
+            if piece.kind == "literal":
+                offset = 0
+                for part in _BLANKS.split(piece.text):
+                    if part.isspace():
+                        joinable = False
+                    elif part:
+                        word = Word(part, piece.origin + offset, at)
+                        if joinable and words:
+                            words[-1] = _glue(words[-1], word)
+                        else:
+                            words.append(word)
+                        joinable = True
+                    offset += len(part)
+                continue
+            expansion = self._reference(parsed, piece, at) if piece.kind == "reference" else [Word(piece.text, piece.origin, at, known=False)]
+            for index, word in enumerate(expansion):
+                if index == 0 and joinable and words:
+                    words[-1] = _glue(words[-1], word)
+                else:
+                    words.append(word)
+            joinable = True
+        return words
+
+    def _pieces(self, parsed: Parsed, node: Node) -> Iterator[_Piece]:
+        kind = node.type
+        if kind in _DOUBLE_QUOTED:
+            yield from self._quoted(parsed, node)
+        elif kind in ("concatenation", "command_name"):
+            for child in node.children:
+                yield from self._pieces(parsed, child)
+        elif kind == "raw_string":
+            yield _Piece("literal", parsed.text_of(node)[1:-1], parsed.start(node) + 1)
+        elif kind == "ansi_c_string":
+            yield _Piece("literal", parsed.text_of(node)[2:-1], parsed.start(node) + 2)
+        elif kind in _UNKNOWN or kind in ("simple_expansion", "expansion"):
+            # tree-sitter-bash may start the node at the blank (or line continuation) before the `$`.
+            text, start = parsed.text_of(node), parsed.start(node)
+            blank = _LEADING_BLANK.match(text).end()  # type: ignore[union-attr]
+            if blank:
+                yield _Piece("literal", " ", start)
+            if kind in _SUBSTITUTIONS:
+                self._subshell(parsed, node, inside=True)
+            known = kind in ("simple_expansion", "expansion") and not node.has_error
+            yield _Piece("reference" if known else "unknown", text[blank:], start + blank, node)
+        elif kind == "$":  # a `$` tree-sitter-bash left apart from its name (see _one_per_word)
+            yield _Piece("dollar", "$", parsed.start(node))
+        else:  # a word, a number, a pattern: the text as written, its escapes undone
+            yield from _unescaped(parsed.text_of(node), parsed.start(node), None)
+
+    def _quoted(self, parsed: Parsed, node: Node) -> Iterator[_Piece]:
+        """The parts of a `"..."` string: its expansions, and the text around them (read from the
+        source, as tree-sitter-bash leaves some of it out of the tree)."""
+        text, start = parsed.text_of(node), parsed.start(node)
+        position = text.index('"') + 1
+        close = len(text) - 1 if len(text) > position and text.endswith('"') else len(text)
+        for child in node.named_children:
+            if child.type == "string_content":
+                continue
+            yield from _unescaped(text[position : parsed.start(child) - start], start + position, _QUOTED_ESCAPES)
+            yield from self._pieces(parsed, child)
+            position = parsed.end(child) - start
+        yield from _unescaped(text[position:close], start + position, _QUOTED_ESCAPES)
+
+    def _reference(self, parsed: Parsed, piece: _Piece, at: int) -> list[Word]:
+        """The words of one `$...` reference; a single unknown word when it cannot be known."""
+        unknown = [Word(piece.text, piece.origin, at, known=False)]
+        if piece.text.startswith("${"):
+            match = _BRACED.match(piece.text)
+            if match is None or not piece.text.endswith("}"):
+                return unknown
+            name, index, op = match.group("name", "index", "op")
+            rest = piece.text[match.end() : -1]
+            if op is None and rest:
+                return unknown  # `${VAR#prefix}`, `${VAR:0:3}`, ...
+        else:
+            name, index, op = piece.text[1:], None, None
+        if name not in self.variables:
+            if op is not None and piece.node is not None:
+                # Unset here, so the default applies (unless the environment sets it).
+                default = _after_operator(piece.node)
+                return [replace(word, at=at) for child in default for word in self._expand(parsed, child)]
+            return unknown
+        value = self.variables[name]
+        if value is None:
+            return unknown
+        if index and index not in ("[@]", "[*]"):
+            position = index[1:-1]
+            if not position.isdigit():
+                return unknown
+            value = value[int(position) : int(position) + 1]
+        return [replace(word, at=at) for word in value]
+
+
+def _one_per_word(nodes: Sequence[Node]) -> Iterator[list[Node]]:
+    """Arguments with no blank between them are one word to bash. tree-sitter-bash sometimes splits
+    one (`${ROOT}/$NAME/x` gives `${ROOT}/$` and `NAME/x`): the parts are glued again, and the `$`
+    it left alone is joined to its name again (`_rejoined`)."""
+    merged: list[list[Node]] = []
+    for node in nodes:
+        if merged and merged[-1][-1].end_byte == node.start_byte:
+            merged[-1].append(node)
+        else:
+            merged.append([node])
+    return iter(merged)
+
+
+def _rejoined(pieces: Iterator[_Piece]) -> Iterator[_Piece]:
+    """The pieces, with a `$` left apart from the name after it made a reference again."""
+    dollar = None
+    for piece in pieces:
+        if dollar is not None:
+            name = _NAME.match(piece.text) if piece.kind == "literal" else None
+            if name is None:
+                yield replace(dollar, kind="unknown")
+            else:
+                yield _Piece("reference", "$" + name.group(), dollar.origin)
+                piece = replace(piece, text=piece.text[name.end() :], origin=piece.origin + name.end())
+            dollar = None
+        if piece.kind == "dollar":
+            dollar = piece
+        elif piece.text or piece.kind != "literal":
+            yield piece
+    if dollar is not None:
+        yield replace(dollar, kind="unknown")
+
+
+def _after_operator(node: Node) -> list[Node]:
+    """The nodes of the default in `${VAR:-default}`."""
+    for index, child in enumerate(node.children):
+        if node.field_name_for_child(index) == "operator":
+            return [part for part in node.children[index + 1 :] if part.type != "}"]
+    return []
+
+
+def _unescaped(text: str, origin: int, escapable: str | None) -> Iterator[_Piece]:
+    """Literal text with its backslashes undone: any character after one outside quotes, one of
+    `escapable` inside double quotes; a backslash-newline is dropped."""
+    start = 0
+    position = text.find("\\")
+    while position != -1 and position + 1 < len(text):
+        following = text[position + 1]
+        if escapable is not None and following not in escapable:
+            position = text.find("\\", position + 1)
+            continue
+        if position > start:
+            yield _Piece("literal", text[start:position], origin + start)
+        start = position + 2 if following == "\n" else position + 1
+        position = text.find("\\", position + 2)
+    if start < len(text):
+        yield _Piece("literal", text[start:], origin + start)
+
 
 def _alternatives(words: Value) -> Value:
     return tuple(replace(word, alternative=True) for word in words)
@@ -353,10 +401,7 @@ def _same_text(left: Value | None, right: Value | None) -> bool:
     return [word.text for word in left] == [word.text for word in right]
 
 
-def _array_start(raw: str) -> bool:
-    match = _ASSIGNMENT.match(raw)
-    return match is not None and raw[match.end() : match.end() + 1] == "("
-
-
-def interpret(text: str, lexed: Lexed) -> Script:
-    return _Interpreter(text).run(lexed)
+def interpret(text: str) -> Script:
+    interpreter = _Interpreter()
+    interpreter.read(Parsed(text))
+    return interpreter.script
