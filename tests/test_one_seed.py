@@ -122,3 +122,35 @@ def test_a_name_seed_bound_for_something_else_is_not_redefined():
     code = "import torch\nfrom torch.utils.data import random_split\nparts = random_split(ds, [1, 1])\nSEED = 'x'\n"
     fixed = fix_source(code, "train.py", Settings(select=("REP203",)))
     assert fixed.count("SEED = ") == 1 and "manual_seed(0)" in fixed
+
+
+OPTIONAL_SEED = """\
+    import argparse
+
+    import torch
+    from torch.utils.data import DataLoader
+
+
+    def main(args):
+        if args.seed is not None:
+            torch.manual_seed(args.seed)
+        loader = DataLoader(list(range(10)), batch_size=2, shuffle=True)
+        model = torch.nn.Linear(2, 2)
+        for batch in loader:
+            model(torch.ones(2)).sum().backward()
+
+
+    if __name__ == "__main__":
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--seed", type=int, default=None)
+        main(parser.parse_args())
+    """
+
+
+def test_a_seed_option_given_a_default_first_is_the_seed_every_fix_uses(project):
+    # REP108's fix gives `--seed` the default 0; applied in a round before the others, it lets the
+    # DataLoader's generator use `args.seed` instead of a second seed, a constant.
+    fixed = _fix_program(project, textwrap.dedent(OPTIONAL_SEED))
+    assert 'parser.add_argument("--seed", type=int, default=0)' in fixed
+    assert "SEED = 0" not in fixed
+    assert _seeds(fixed) == {"args.seed"}

@@ -313,9 +313,8 @@ class Engine:
                 fixed = sum(count for _, count in before.values())
                 continue
             by_path: dict[str, list[Finding]] = {}
-            for finding in findings:
-                if applicable(finding, unsafe):
-                    by_path.setdefault(finding.path, []).append(finding)
+            for finding in _this_round(findings, unsafe):
+                by_path.setdefault(finding.path, []).append(finding)
             progress = False
             for module in modules:
                 fixes = [finding.fix for finding in by_path.get(module.display, ()) if finding.fix is not None]
@@ -347,6 +346,16 @@ class Engine:
             module.text, module.analysis = before.pop(id(module))[0], None
             broken.add(id(module))
         return bool(failed)
+
+
+def _this_round(findings: Sequence[Finding], unsafe: bool) -> list[Finding]:
+    """The findings whose fixes this round applies: those of rules that fix first, while any is left."""
+    # Imported here: a run answered from the cache never imports the rules, and only fixing asks.
+    from repro_lint.rules.registry import REGISTRY
+
+    fixable = [finding for finding in findings if applicable(finding, unsafe)]
+    first = [finding for finding in fixable if (rule := REGISTRY.get(finding.code)) is not None and rule.fixes_first]
+    return first or fixable
 
 
 def _question(finding: Finding, module: SourceModule) -> _Question | None:

@@ -21,6 +21,9 @@ class RuleMeta:
     name: ClassVar[str]
     default_enabled: ClassVar[bool] = True
     fix_availability: ClassVar[FixAvailability] = FixAvailability.NONE
+    # Its fixes set a value that other fixes read (a seed option's default, which decides whether a
+    # fix can use `args.seed`): they are applied in a fix round of their own, before the others.
+    fixes_first: ClassVar[bool] = False
 
 
 class Rule(RuleMeta):

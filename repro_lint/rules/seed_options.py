@@ -21,6 +21,7 @@ class OptionalSeedDefaultNone(ProgramRule):
     code = "REP108"
     name = "optional-seed-default-none"
     fix_availability = FixAvailability.SOMETIMES
+    fixes_first = True
 
     def check(self, project: ProjectModel) -> Iterator[Finding]:
         reported = set()
