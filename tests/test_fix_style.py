@@ -211,3 +211,51 @@ def test_the_cli_wraps_at_the_configured_length(tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     fixed = (tmp_path / "train.py").read_text(encoding="utf-8")
     assert max(len(line) for line in fixed.splitlines()) <= 60 and "generator=torch.Generator().manual_seed(SEED),\n)" in fixed
+
+
+DEEP_CHECKPOINT = """\
+import torch
+
+
+def main(resume):
+    model = torch.nn.Linear(2, 2).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    if resume:
+        if True:
+            checkpoint = torch.load(resume)
+            model.load_state_dict(checkpoint["model"])
+            optimizer.load_state_dict(checkpoint["optimizer"])
+    for epoch in range(3):
+        model(torch.randn(2, device="cuda")).sum().backward()
+        optimizer.step()
+        if epoch:
+            if True:
+                torch.save(
+                    {
+                        "model": model.state_dict(),
+                        "optimizer": optimizer.state_dict()
+                    },
+                    "ckpt.pt",
+                )
+
+
+if __name__ == "__main__":
+    torch.manual_seed(0)
+    main(None)
+"""
+
+
+def test_lines_a_fix_inserts_are_wrapped_to_the_line_length(project, tmp_path):
+    # REP402's unsafe fix inserts the RNG states into the saved dict and a restore block on the load
+    # path; at this depth both are longer than 88 characters unwrapped.
+    root = project({"train.py": DEEP_CHECKPOINT})
+    settings = Settings(select=("REP402",))
+    lint_paths([root], settings, fix=True, unsafe_fixes=True)
+    fixed = (root / "train.py").read_text(encoding="utf-8")
+    assert "torch.cuda.set_rng_state_all(\n" in fixed
+    assert '"rng_state": {\n' in fixed
+    compile(fixed, "train.py", "exec")
+    assert _pycodestyle(fixed, tmp_path) == []
+    assert lint_paths([root], settings).findings == []
+    lint_paths([root], settings, fix=True, unsafe_fixes=True)
+    assert (root / "train.py").read_text(encoding="utf-8") == fixed

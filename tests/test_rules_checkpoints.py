@@ -380,7 +380,10 @@ def test_rep402_fix_adds_exactly_the_rngs_the_program_uses_with_imports():
     restores = [
         'if "rng_state" in checkpoint:',
         '    torch.set_rng_state(checkpoint["rng_state"]["torch"].cpu())',
-        '    torch.cuda.set_rng_state_all([device.cpu() for device in checkpoint["rng_state"]["cuda"]])',
+        # Wrapped as Black would: at this depth the line is longer than 88 characters.
+        "    torch.cuda.set_rng_state_all(",
+        '        [device.cpu() for device in checkpoint["rng_state"]["cuda"]]',
+        "    )",
         '    np.random.set_state(checkpoint["rng_state"]["numpy"])',
         '    random.setstate(checkpoint["rng_state"]["random"])',
         '    g.set_state(checkpoint["rng_state"]["g"].cpu())',
@@ -397,7 +400,7 @@ def test_rep402_fix_reaches_a_loaders_unnamed_generator():
     body = RESUMABLE.replace("model = torch.nn", "loader = DataLoader(data, shuffle=True, generator=torch.Generator().manual_seed(0))\nmodel = torch.nn")
     fixed = _fixed(_program(body, "import torch\nfrom torch.utils.data import DataLoader\n"), "REP402")
     assert '"loader.generator": loader.generator.get_state()' in fixed
-    assert 'loader.generator.set_state(checkpoint["rng_state"]["loader.generator"].cpu())' in fixed
+    assert 'loader.generator.set_state(\n                checkpoint["rng_state"]["loader.generator"].cpu()\n            )' in fixed
 
 
 LOADER = 'import torch\n\ndef resume_from(path, model, optimizer):\n    ckpt = torch.load(path)\n    model.load_state_dict(ckpt["model"])\n    optimizer.load_state_dict(ckpt["optimizer"])\n'

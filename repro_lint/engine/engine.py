@@ -321,7 +321,8 @@ class Engine:
                 if not fixes or id(module) in broken:
                     continue
                 try:
-                    text, count = apply_fixes(module.text, fixes, validator_for(module.display))
+                    python = module.display.endswith(".py")
+                    text, count = apply_fixes(module.text, fixes, validator_for(module.display), self.settings.line_length if python else None)
                 except Exception as error:
                     self.problems.append(internal_error(module.display, error, "while fixing it"))
                     broken.add(id(module))

@@ -9,6 +9,7 @@ import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from repro_lint.analysis.wrapping import wrap_inserted_line
 from repro_lint.core.findings import Applicability, Finding, Fix
 from repro_lint.core.source import LineIndex
 
@@ -29,15 +30,18 @@ def _overlaps(span: tuple[int, int, str], taken: list[tuple[int, int, str]]) -> 
     return any(start < other_end and other_start < end or start == other_start for other_start, other_end, _ in taken)
 
 
-def apply_fixes(text: str, fixes: Iterable[Fix], parses: Callable[[str], bool]) -> tuple[str, int]:
+def apply_fixes(text: str, fixes: Iterable[Fix], parses: Callable[[str], bool], line_length: int | None = None) -> tuple[str, int]:
     """Apply as many fixes as do not overlap, each whole or not at all, and only if the result still
     parses. Returns the new text and how many fixes were applied; the caller re-lints and calls again
-    for the fixes that were held back (overlapping ones are applied in a later round)."""
+    for the fixes that were held back (overlapping ones are applied in a later round). With a
+    `line_length` (Python source), whole lines a fix inserts are wrapped to it."""
     index = LineIndex(text)
     chosen: list[list[tuple[int, int, str]]] = []
     taken: list[tuple[int, int, str]] = []
     for fix in sorted(fixes, key=lambda fix: (_spans(fix, index)[0][:2], fix.message)):
         spans = _spans(fix, index)
+        if line_length is not None:
+            spans = [(start, end, _wrapped(text, start, end, content, line_length)) for start, end, content in spans]
         if any(_overlaps(span, taken) for span in spans):
             continue
         chosen.append(spans)
@@ -53,6 +57,34 @@ def apply_fixes(text: str, fixes: Iterable[Fix], parses: Callable[[str], bool]) 
         return text, 0
     result = _splice(text, [span for spans in good for span in spans])
     return (result, len(good)) if parses(result) else (text, 0)
+
+
+def _wrapped(text: str, start: int, end: int, content: str, limit: int) -> str:
+    """`content`, to replace `text[start:end]`, with each whole line it brings wrapped to `limit`."""
+    if "\n" not in content:
+        return content
+    newline = "\r\n" if "\r\n" in content else "\n"
+    lines = content.split(newline)
+    rest = text[end : text.find("\n", end) if "\n" in text[end:] else len(text)]
+    whole = [at > 0 or start == 0 or text[start - 1] == "\n" for at in range(len(lines))]
+    whole[-1] = whole[-1] and not rest.strip()
+    unit = _indent_unit(text)
+    return newline.join(wrap_inserted_line(line, limit, unit, newline) if full else line for line, full in zip(lines, whole))
+
+
+def _indent_unit(text: str) -> str:
+    """One level of the file's indentation: how much the first block (after a line ending in `:`)
+    is indented, else four spaces."""
+    opener: str | None = None
+    for line in text.splitlines():
+        code = line.split("#", 1)[0].rstrip()
+        if not code:
+            continue
+        indent = line[: len(line) - len(line.lstrip(" \t"))]
+        if opener is not None and len(indent) > len(opener) and indent.startswith(opener):
+            return indent[len(opener):]
+        opener = indent if code.endswith(":") else None
+    return "    "
 
 
 def _splice(text: str, spans: list[tuple[int, int, str]]) -> str:
