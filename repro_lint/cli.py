@@ -56,17 +56,31 @@ def main() -> None:
     """Find and fix the hidden randomness that makes PyTorch training runs irreproducible."""
 
 
-def _emit(report: str, output_file: Path | None, summary: str | None) -> None:
-    """Print the report, or write it to `output_file` and print only the summary line."""
+def _emit(report: str, output_file: Path | None, summary: str | None, err: bool = False) -> None:
+    """Print the report (on stderr with `err`), or write it to `output_file` and print only the summary line."""
     if output_file is None:
-        click.echo(report, nl=False)
+        click.echo(report, nl=False, err=err)
         return
     try:
         write_report(output_file, report)
     except OSError as error:
         _fail(f"cannot write {output_file}: {error.strerror or error}")
     if summary is not None:
-        click.echo(summary)
+        click.echo(summary, err=err)
+
+
+def _stdin_source(paths: tuple[Path, ...], stdin_filename: Path | None, add_noqa: bool) -> dict[Path, bytes]:
+    """Standard input as the file `--stdin-filename` names (its name decides the project, the kind of
+    file and the per-file settings), when `-` or that option asks for it; else nothing."""
+    if stdin_filename is None:
+        if Path("-") in paths:
+            _fail("reading standard input (`-`) needs --stdin-filename PATH: the file it is to be linted as")
+        return {}
+    if any(path != Path("-") for path in paths):
+        _fail("--stdin-filename lints standard input: give no path, or `-`")
+    if add_noqa:
+        _fail("--add-noqa writes files: it cannot read standard input")
+    return {stdin_filename: sys.stdin.buffer.read()}
 
 
 @main.command()
@@ -98,6 +112,11 @@ def _emit(report: str, output_file: Path | None, summary: str | None) -> None:
 @click.option("--config", "config_file", type=click.Path(path_type=Path, dir_okay=False), help="Configuration file.")
 @click.option("--quiet", "-q", is_flag=True, help="Print findings only, no summary.")
 @click.option("--show-traceback", is_flag=True, help="Print the traceback of an internal error.")
+@click.option(
+    "--stdin-filename",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Lint standard input as this file of its project; with --fix, print the fixed text and change no file.",
+)
 def check(
     paths: tuple[Path, ...],
     select: tuple[str, ...],
@@ -116,13 +135,17 @@ def check(
     config_file: Path | None,
     quiet: bool,
     show_traceback: bool,
+    stdin_filename: Path | None,
 ) -> None:
-    """Lint PATHS (default: the current folder)."""
+    """Lint PATHS (default: the current folder; `-` with --stdin-filename: standard input)."""
     if add_noqa and (fix or diff):
         _fail("--add-noqa cannot be combined with --fix or --diff")
+    stdin = _stdin_source(paths, stdin_filename, add_noqa)
+    if stdin:
+        paths = tuple(stdin)
     # As Ruff does, a path that cannot be linted is an error that does not keep the others from
     # being linted; the run then exits 2.
-    reasons = {path: unlintable(path) for path in list(paths) or [Path(".")]}
+    reasons = {path: None if path in stdin else unlintable(path) for path in list(paths) or [Path(".")]}
     unusable = [reason for reason in reasons.values() if reason is not None]
     for reason in unusable:
         click.echo(f"repro-lint: error: {reason}", err=True)
@@ -134,7 +157,8 @@ def check(
             _codes(select) if select else None, _codes(extend_select), _codes(ignore)
         )
         result = lint_paths(
-            targets, settings, fix=fix, unsafe_fixes=unsafe_fixes, diff=diff, use_cache=not no_cache, jobs=jobs, progress=True, add_noqa=add_noqa
+            targets, settings, fix=fix, unsafe_fixes=unsafe_fixes, diff=diff, use_cache=not no_cache, jobs=jobs, progress=True, add_noqa=add_noqa,
+            overrides=stdin,
         )
     except (ConfigError, MissingPath) as error:
         _fail(str(error))
@@ -157,6 +181,11 @@ def check(
         sys.exit(EXIT_ERROR if failed else EXIT_FINDINGS if result.diffs and not exit_zero else EXIT_OK)
 
     fixed = result.fixed if fix else None
+    if fix and stdin:
+        # As Ruff does: the fixed text (the text as given where no fix applied) is the output, and
+        # the report goes to stderr.
+        sys.stdout.buffer.write(result.fixed_sources.get(paths[0].resolve(), stdin[paths[0]]))
+        sys.stdout.buffer.flush()
     report = render_report(
         output_format,
         result.findings,
@@ -168,7 +197,8 @@ def check(
         root=repository_root(targets[0]),
         docs_url=settings.docs_url,
     )
-    _emit(report, output_file, None if quiet else text.summary(result.findings, fixed, unsafe_fixes, errors(result.problems)))
+    summary = None if quiet else text.summary(result.findings, fixed, unsafe_fixes, errors(result.problems))
+    _emit(report, output_file, summary, err=fix and bool(stdin))
     sys.exit(EXIT_ERROR if failed else EXIT_FINDINGS if result.findings and not exit_zero else EXIT_OK)
 
 

@@ -98,7 +98,9 @@ class Engine:
             for index, analysis in analyse_all(tasks, self.settings, self.jobs):
                 module, cache = pending[index]
                 module.analysis = analysis
-                if cache is not None and not has_failed(analysis):  # kept at once: an interrupted audit still fills the cache
+                # Kept at once: an interrupted audit still fills the cache. An overridden text is no
+                # file's: each keystroke in an editor would add an entry.
+                if cache is not None and not module.overridden and not has_failed(analysis):
                     cache.store(module.display, cache_identity(module), module.digest, analysis)
                 if progress is not None:
                     progress.advance()
@@ -127,7 +129,8 @@ class Engine:
         if not (self.use_cache and project.root):
             return None
         files = [(module.display, cache_identity(module), None if module.edited else module.path) for module in project.modules]
-        return LastRun(project.root, f"{self.settings!r}:{self.honour_noqa}", files)
+        writable = not any(module.overridden for module in project.modules)
+        return LastRun(project.root, f"{self.settings!r}:{self.honour_noqa}", files, writable)
 
     def _from_last_run(self, project: Project, last_run: LastRun, recorded: RecordedRun) -> list[Finding] | None:
         """The findings the last run's record gives, where the project has the same files, the

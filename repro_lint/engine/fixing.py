@@ -4,6 +4,7 @@ finding (`--add-noqa`): atomic writes, and a file that cannot be written keeps i
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 
 from repro_lint.analysis.suppression import NOT_SILENCED_BY_ADD_NOQA, add_noqa, takes_noqa
 from repro_lint.core.problems import Problem
@@ -81,7 +82,7 @@ def write_fixes(projects: Iterable[Project], fixed: Mapping[int, tuple[str, int]
     unwritten: list[Problem] = []
     lost = 0
     for module, before in changed_modules(projects, fixed):
-        if module.path is None:
+        if module.path is None or module.overridden:  # an override's fixed text goes back to its caller
             continue
         text = module.notebook.updated(module.text) if module.notebook else module.text
         try:
@@ -91,3 +92,13 @@ def write_fixes(projects: Iterable[Project], fixed: Mapping[int, tuple[str, int]
             lost += fixed[id(module)][1]
             module.text, module.analysis = before, None
     return unwritten, lost
+
+
+def fixed_overrides(projects: Iterable[Project], fixed: Mapping[int, tuple[str, int]]) -> dict[Path, bytes]:
+    """Each overridden file that the fixes changed, as it would be written (its encoding kept; a
+    notebook as its JSON): an override is handed back, never written."""
+    return {
+        module.path: (module.notebook.updated(module.text) if module.notebook else module.text).encode(module.encoding)
+        for module, _ in changed_modules(projects, fixed)
+        if module.overridden and module.path is not None
+    }

@@ -4,7 +4,7 @@ write (fixing.py); report the findings, in notebooks by cell, and the problems m
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -13,7 +13,7 @@ from repro_lint.core.problems import Problem
 from repro_lint.core.settings import Settings
 from repro_lint.engine.discovery import discover
 from repro_lint.engine.engine import Engine
-from repro_lint.engine.fixing import add_noqa_comments, fix_diffs, write_fixes
+from repro_lint.engine.fixing import add_noqa_comments, fix_diffs, fixed_overrides, write_fixes
 from repro_lint.engine.modules import Project, group_projects, single_project
 
 
@@ -24,6 +24,8 @@ class LintResult:
     diffs: list[str] = field(default_factory=list)
     noqa_added: int = 0
     problems: list[Problem] = field(default_factory=list)  # files or programs not (fully) analysed
+    # With `fix`: each overridden file that fixes changed, as it would be written (never written).
+    fixed_sources: dict[Path, bytes] = field(default_factory=dict)
 
 
 def lint_paths(
@@ -38,13 +40,24 @@ def lint_paths(
     progress: bool = False,
     add_noqa: bool = False,
     honour_noqa: bool = True,
+    overrides: Mapping[Path, str | bytes] | None = None,
 ) -> LintResult:
     """Lint files and folders. With `fix`, write the fixed files (atomically); with `diff`, only
     return the fixes as unified diffs. With `use_cache`, unchanged files are not analysed again;
     `jobs` processes parse the others; `progress` shows a counter on a watched stderr. With
     `add_noqa`, silence every finding with a `# noqa` comment instead; without `honour_noqa`, `noqa`
-    comments and directives silence nothing."""
-    projects = group_projects(discover(paths, settings), paths, settings)
+    comments and directives silence nothing.
+
+    `overrides` maps files to the text to lint instead of theirs on disk (standard input, an editor's
+    unsaved buffers; bytes are decoded as a file's would be). A file given in `paths` is linted as if
+    it held that text, in its project, whose other files are read from disk (or the cache); it need
+    not exist. A file of the project not given counts with its override for the program rules. An
+    overridden file is never written, and never cached as the file's: `fix` returns it fixed in
+    `fixed_sources`."""
+    overridden = {path.resolve(): text for path, text in (overrides or {}).items()}
+    if add_noqa and overridden:
+        raise ValueError("`add_noqa` writes files: it takes no overrides")
+    projects = group_projects(discover(paths, settings, overridden.keys()), paths, settings, overridden)
     engine = Engine(settings, use_cache, jobs, progress, honour_noqa)
     if add_noqa:
         added, unwritten = add_noqa_comments(engine, projects)
@@ -57,7 +70,9 @@ def lint_paths(
     unwritten, lost = write_fixes(projects, engine.fixes_applied)
     if unwritten:
         findings = engine.findings(projects)  # those of the texts on disk, which keep what their fixes removed
-    return _report(engine, projects, findings, unwritten, fixed=fixed - lost)
+    result = _report(engine, projects, findings, unwritten, fixed=fixed - lost)
+    result.fixed_sources = fixed_overrides(projects, engine.fixes_applied)
+    return result
 
 
 def _report(
