@@ -8,6 +8,7 @@ applied again until nothing changes (bounded)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from functools import partial
@@ -53,8 +54,8 @@ class Engine:
         self.progress = progress
         self.enabled = settings.enabled_codes
         self.problems: list[Problem] = []  # of the project pass and of fixing; files' own are in their analyses
-        # By the last `fix`: each fixed module's (by id) text before its fixes, and the fixes kept.
-        self.fixes_applied: dict[int, tuple[str, int]] = {}
+        # By the last `fix`: each fixed module's (by id) text before its fixes, and the fixes kept, by code.
+        self.fixes_applied: dict[int, tuple[str, Counter[str]]] = {}
 
     @staticmethod
     def _analyze(module: SourceModule) -> FileAnalysis:
@@ -305,15 +306,13 @@ class Engine:
         """Apply fixes round after round until none applies; returns the findings left and the count
         fixed. A file whose fixes fail, or whose fixed text the analysis then fails on, gets its text
         back and is not fixed again: its fixes are lost, not the file."""
-        fixed = 0
-        before: dict[int, tuple[str, int]] = {}  # a fixed module's text before its first fix, and the fixes since
+        before: dict[int, tuple[str, Counter[str]]] = {}  # a fixed module's text before its first fix, and the fixes since by code
         broken: set[int] = set()
         self.fixes_applied = {}
         for _ in range(MAX_FIX_ROUNDS):
             findings = self.findings(projects)
             modules = [module for project in projects for module in project.modules]
             if self._give_back(modules, before, broken):
-                fixed = sum(count for _, count in before.values())
                 continue
             by_path: dict[str, list[Finding]] = {}
             for finding in findings:
@@ -321,27 +320,27 @@ class Engine:
                     by_path.setdefault(finding.path, []).append(finding)
             progress = False
             for module in modules:
+                codes = {id(finding.fix): finding.code for finding in by_path.get(module.display, ()) if finding.fix is not None}
                 fixes = [finding.fix for finding in by_path.get(module.display, ()) if finding.fix is not None]
                 if not fixes or id(module) in broken:
                     continue
                 try:
-                    text, count = apply_fixes(module.text, fixes, validator_for(module.display))
+                    text, applied = apply_fixes(module.text, fixes, validator_for(module.display))
                 except Exception as error:
                     self.problems.append(internal_error(module.display, error, "while fixing it"))
                     broken.add(id(module))
                     continue
-                if count:
-                    original, done = before.get(id(module), (module.text, 0))
-                    before[id(module)] = (original, done + count)
+                if applied:
+                    original, done = before.get(id(module), (module.text, Counter()))
+                    before[id(module)] = (original, done + Counter(codes[id(fix)] for fix in applied))
                     module.text, module.analysis = text, None
-                    fixed += count
                     progress = True
             self.fixes_applied = dict(before)
             if not progress:
-                return findings, fixed
-        return self.findings(projects), fixed
+                return findings, fixed_count(before)
+        return self.findings(projects), fixed_count(before)
 
-    def _give_back(self, modules: Sequence[SourceModule], before: dict[int, tuple[str, int]], broken: set[int]) -> bool:
+    def _give_back(self, modules: Sequence[SourceModule], before: dict[int, tuple[str, Counter[str]]], broken: set[int]) -> bool:
         """Give fixed modules whose analysis failed their text from before the fixes; whether any."""
         failed = [module for module in modules if id(module) in before and has_failed(module.analysis)]
         for module in failed:
@@ -350,6 +349,10 @@ class Engine:
             module.text, module.analysis = before.pop(id(module))[0], None
             broken.add(id(module))
         return bool(failed)
+
+
+def fixed_count(fixes_applied: Mapping[int, tuple[str, Counter[str]]]) -> int:
+    return sum(sum(codes.values()) for _, codes in fixes_applied.values())
 
 
 def _question(finding: Finding, module: SourceModule) -> _Question | None:

@@ -238,3 +238,30 @@ def _given_folder(path: Path, given: Sequence[Path]) -> Path:
 def single_project(text: str, path: str) -> list[Project]:
     identity = ModuleIdentity.from_relative_path(Path(path).name if path.endswith(".py") else "module.py")
     return [Project(None, [SourceModule(identity, path, True, text=text)])]
+
+
+class ReportedTexts:
+    """The texts the reported findings point into, as the run left them (fixed, or overridden), for
+    reports that show source lines: a file is read only when one asks for it."""
+
+    def __init__(self, projects: Sequence[Project]) -> None:
+        self._modules = {module.display: module for project in projects for module in project.modules if module.report}
+
+    @property
+    def paths(self) -> list[str]:
+        """The files the run reported on, as it names them."""
+        return sorted(self._modules)
+
+    def text(self, path: str, cell: int | None = None) -> str | None:
+        """The file's text, or one cell's source in a notebook; None where there is none to show."""
+        module = self._modules.get(path)
+        if module is None:
+            return None
+        cells = module.notebook
+        if cells is None:
+            return module.text if cell is None else None
+        try:
+            sources = cells.cell_sources(module.text)
+        except ValueError:  # its cell markers lost: nothing to show rather than the wrong lines
+            return None
+        return next((source for linted, source in zip(cells.cells, sources) if linted.number == cell), None)

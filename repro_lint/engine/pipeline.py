@@ -13,8 +13,8 @@ from repro_lint.core.problems import Problem
 from repro_lint.core.settings import Settings
 from repro_lint.engine.discovery import discover
 from repro_lint.engine.engine import Engine
-from repro_lint.engine.fixing import add_noqa_comments, fix_diffs, fixed_overrides, write_fixes
-from repro_lint.engine.modules import Project, group_projects, single_project
+from repro_lint.engine.fixing import add_noqa_comments, fix_diffs, fixed_overrides, fixes_by_file, write_fixes
+from repro_lint.engine.modules import Project, ReportedTexts, group_projects, single_project
 
 
 @dataclass
@@ -26,6 +26,8 @@ class LintResult:
     problems: list[Problem] = field(default_factory=list)  # files or programs not (fully) analysed
     # With `fix`: each overridden file that fixes changed, as it would be written (never written).
     fixed_sources: dict[Path, bytes] = field(default_factory=dict)
+    fixed_by_file: dict[str, dict[str, int]] = field(default_factory=dict)  # with `fix` or `diff`: the fixes made, by code
+    texts: ReportedTexts | None = None  # the reported files' texts, for reports that show source lines
 
 
 def lint_paths(
@@ -66,12 +68,15 @@ def lint_paths(
         return _report(engine, projects, engine.findings(projects))
     findings, fixed = engine.fix(projects, unsafe_fixes)
     if diff:
-        return _report(engine, projects, findings, fixed=fixed, diffs=fix_diffs(projects, engine.fixes_applied))
+        result = _report(engine, projects, findings, fixed=fixed, diffs=fix_diffs(projects, engine.fixes_applied))
+        result.fixed_by_file = fixes_by_file(projects, engine.fixes_applied)
+        return result
     unwritten, lost = write_fixes(projects, engine.fixes_applied)
     if unwritten:
         findings = engine.findings(projects)  # those of the texts on disk, which keep what their fixes removed
     result = _report(engine, projects, findings, unwritten, fixed=fixed - lost)
     result.fixed_sources = fixed_overrides(projects, engine.fixes_applied)
+    result.fixed_by_file = fixes_by_file(projects, engine.fixes_applied)  # less the files not written
     return result
 
 
@@ -86,7 +91,7 @@ def _report(
     noqa_added: int = 0,
 ) -> LintResult:
     problems = run_problems(engine, projects) + list(unwritten)
-    return LintResult(in_cells(findings, projects), fixed, list(diffs), noqa_added, problems)
+    return LintResult(in_cells(findings, projects), fixed, list(diffs), noqa_added, problems, texts=ReportedTexts(projects))
 
 
 def run_problems(engine: Engine, projects: Iterable[Project]) -> list[Problem]:
@@ -119,7 +124,7 @@ def lint_text(text: str, path: str = "<string>.py", settings: Settings | None = 
     projects = single_project(text, path)
     engine = Engine(settings or Settings(), honour_noqa=honour_noqa)
     findings = engine.findings(projects)
-    return LintResult(findings, problems=run_problems(engine, projects))
+    return LintResult(findings, problems=run_problems(engine, projects), texts=ReportedTexts(projects))
 
 
 def fix_source(text: str, path: str = "<string>.py", settings: Settings | None = None, unsafe: bool = False) -> str:
