@@ -133,6 +133,7 @@ def test_full_shows_a_notebook_cells_lines(tmp_path, monkeypatch):
     out = check("--output-format", "full", "nb.ipynb")[1].splitlines()
     assert out[0].startswith("nb.ipynb:cell 2:1:1: REP301 ")
     assert out[2:4] == ["1 | torch.backends.cudnn.benchmark = True", "  | ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ REP301"]
+    assert out[6:8] == ["  = help: Change `cudnn.benchmark` from `True` to `False` (unsafe fix, with --unsafe-fixes)", ""]
 
 
 def test_full_without_a_readable_source_gives_the_line_only(tmp_path, monkeypatch):

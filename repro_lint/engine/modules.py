@@ -15,7 +15,7 @@ from pathlib import Path
 from repro_lint.analysis.result import FileAnalysis, ModuleIdentity, syntax_error
 from repro_lint.core.problems import internal_error
 from repro_lint.core.settings import Settings
-from repro_lint.core.source import UnreadableSource, decode, encoded, packed, read_source, unpacked
+from repro_lint.core.source import LineIndex, UnreadableSource, decode, encoded, packed, read_source, unpacked
 from repro_lint.engine.cache import AnalysisCache
 from repro_lint.engine.discovery import SCANNED_SUFFIXES, SourcePath, display_path, project_files, project_root
 from repro_lint.sources import notebook
@@ -242,18 +242,25 @@ def single_project(text: str, path: str) -> list[Project]:
 
 class ReportedTexts:
     """The texts the reported findings point into, as the run left them (fixed, or overridden), for
-    reports that show source lines: a file is read only when one asks for it."""
+    reports that show source lines: a file is read only when one asks for it, and indexed once."""
 
     def __init__(self, projects: Sequence[Project]) -> None:
         self._modules = {module.display: module for project in projects for module in project.modules if module.report}
+        self._indexed: dict[tuple[str, int | None], LineIndex | None] = {}
 
     @property
     def paths(self) -> list[str]:
         """The files the run reported on, as it names them."""
         return sorted(self._modules)
 
-    def text(self, path: str, cell: int | None = None) -> str | None:
+    def lines(self, path: str, cell: int | None = None) -> LineIndex | None:
         """The file's text, or one cell's source in a notebook; None where there is none to show."""
+        if (path, cell) not in self._indexed:
+            text = self._text(path, cell)
+            self._indexed[path, cell] = LineIndex(text) if text is not None else None
+        return self._indexed[path, cell]
+
+    def _text(self, path: str, cell: int | None) -> str | None:
         module = self._modules.get(path)
         if module is None:
             return None

@@ -25,8 +25,7 @@ class ReportContext:
 
 def source_of(finding: Finding, context: ReportContext) -> LineIndex | None:
     """The text the finding's positions count in (its cell's in a notebook); None where it is unknown."""
-    text = context.texts.text(finding.path, finding.cell) if context.texts is not None else None
-    return LineIndex(text) if text is not None else None
+    return context.texts.lines(finding.path, finding.cell) if context.texts is not None else None
 
 
 def repository_root(start: Path) -> Path:

@@ -1,6 +1,7 @@
 """Ruff's `full` shape: each finding's line, then the source it points at with a caret under its
 span, and its fix (what it does, whether `--fix` applies it, and the change as numbered - and +
-lines). A finding whose source is unknown (a file that could not be read) gets its line only."""
+lines; in a notebook, the fix's message only, as `--diff` shows its cells). A finding whose source
+is unknown (a file that could not be read) gets its line only."""
 
 from __future__ import annotations
 
@@ -45,10 +46,13 @@ def snippet(finding: Finding, index: LineIndex, color: bool) -> list[str]:
     return [*lines, gutter]
 
 
-def fix_lines(fix: Fix, index: LineIndex, color: bool) -> list[str]:
-    """The fix's message and safety, and the lines it changes, numbered as before and after it."""
+def fix_lines(fix: Fix, index: LineIndex | None, color: bool) -> list[str]:
+    """The fix's message and safety, and the lines it changes, numbered as before and after it
+    (without `index`, the message only)."""
     kind = "safe fix" if fix.applicability is Applicability.SAFE else "unsafe fix, with --unsafe-fixes"
     lines = [f"  = {paint('help', 'help', color)}: {fix.message} ({kind})"]
+    if index is None:
+        return lines
     spans = sorted((index.offset(edit.start), index.offset(edit.end), edit.content) for edit in fix.edits)
     after = index.text
     for start, end, content in reversed(spans):
@@ -73,6 +77,7 @@ def render(findings: Sequence[Finding], context: ReportContext, color: bool, mar
         if index is not None and index.text:  # an unreadable file is held as no text
             lines.extend(snippet(finding, index, color))
             if finding.fix is not None:
-                lines.extend(fix_lines(finding.fix, index, color))
+                # A notebook fix's edits may lie in other cells than the finding's, and name no cell.
+                lines.extend(fix_lines(finding.fix, index if finding.cell is None else None, color))
         lines.append("")
     return lines
