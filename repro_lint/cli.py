@@ -216,7 +216,15 @@ def check(
             per_file_ignores=_per_file_ignores(per_file_ignores) if per_file_ignores else None,
         )
         result = lint_paths(
-            targets, settings, fix=fix, unsafe_fixes=unsafe_fixes, diff=diff, use_cache=not no_cache, jobs=jobs, progress=True, add_noqa=add_noqa,
+            targets,
+            settings,
+            fix=fix,
+            unsafe_fixes=unsafe_fixes,
+            diff=diff,
+            use_cache=not no_cache,
+            jobs=jobs,
+            progress=True,
+            add_noqa=add_noqa,
             overrides=stdin,
         )
     except (ConfigError, MissingPath) as error:

@@ -320,19 +320,19 @@ class Engine:
                     by_path.setdefault(finding.path, []).append(finding)
             progress = False
             for module in modules:
-                codes = {id(finding.fix): finding.code for finding in by_path.get(module.display, ()) if finding.fix is not None}
-                fixes = [finding.fix for finding in by_path.get(module.display, ()) if finding.fix is not None]
+                # Each fix with its finding's code, for counting what was fixed by code.
+                fixes = {id(finding.fix): (finding.fix, finding.code) for finding in by_path.get(module.display, ()) if finding.fix is not None}
                 if not fixes or id(module) in broken:
                     continue
                 try:
-                    text, applied = apply_fixes(module.text, fixes, validator_for(module.display))
+                    text, applied = apply_fixes(module.text, [fix for fix, _ in fixes.values()], validator_for(module.display))
                 except Exception as error:
                     self.problems.append(internal_error(module.display, error, "while fixing it"))
                     broken.add(id(module))
                     continue
                 if applied:
                     original, done = before.get(id(module), (module.text, Counter()))
-                    before[id(module)] = (original, done + Counter(codes[id(fix)] for fix in applied))
+                    before[id(module)] = (original, done + Counter(fixes[id(fix)][1] for fix in applied))
                     module.text, module.analysis = text, None
                     progress = True
             self.fixes_applied = dict(before)
