@@ -4,6 +4,9 @@
     from repro_lint.core.settings import Settings
 
     result = lint_paths([Path("train.py")], Settings(), fix=True)
+    # An unsaved text instead of the file's (standard input, an editor's buffer); nothing is written:
+    result = lint_paths([Path("train.py")], Settings(), fix=True, overrides={Path("train.py"): text})
+    fixed = result.fixed_sources.get(Path("train.py").resolve())  # bytes, None where no fix applied
 
 The work is done in `repro_lint.engine` (engine/pipeline.py reads as the stages of a run); this module
 is the stable import path the documentation names."""

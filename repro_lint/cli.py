@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TextIO
 
 import click
 
@@ -28,6 +30,30 @@ EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 def _codes(values: tuple[str, ...]) -> list[str]:
     """`--select A,B --select C` -> [A, B, C]; an empty code stays, for the check to refuse."""
     return [code.strip() for value in values for code in value.split(",")]
+
+
+def _per_file_ignores(values: tuple[str, ...]) -> list[tuple[str, tuple[str, ...]]]:
+    """`--per-file-ignores 'tests/*:REP1,REP2,scripts/*:REP3'` (Ruff's comma-separated PATTERN:CODE
+    pairs, where a code alone continues the pattern before it) -> [("tests/*", ("REP1", "REP2")),
+    ("scripts/*", ("REP3",))]; a pattern given twice gets both lists of codes."""
+    table: dict[str, list[str]] = {}
+    pattern = ""
+    for item in _codes(values):
+        head, colon, code = item.rpartition(":")
+        if colon:
+            pattern = head
+        if not pattern:
+            raise ConfigError(f"--per-file-ignores takes PATTERN:CODES, such as 'tests/*:REP1,REP2', not {item!r}")
+        table.setdefault(pattern, []).append(code)
+    return [(pattern, tuple(codes)) for pattern, codes in table.items()]
+
+
+def _colored(choice: str, stream: TextIO) -> bool:
+    """`--color`: auto colours a terminal's report unless NO_COLOR is set to anything (no-color.org);
+    the option given says more than the variable."""
+    if choice != "auto":
+        return choice == "always"
+    return not os.environ.get("NO_COLOR") and stream.isatty()
 
 
 def _fail(message: str) -> None:
@@ -56,17 +82,32 @@ def main() -> None:
     """Find and fix the hidden randomness that makes PyTorch training runs irreproducible."""
 
 
-def _emit(report: str, output_file: Path | None, summary: str | None) -> None:
-    """Print the report, or write it to `output_file` and print only the summary line."""
+def _emit(report: str, output_file: Path | None, summary: str | None, err: bool = False, color: bool = False) -> None:
+    """Print the report (on stderr with `err`; `color`: it is coloured, keep its colours even in a
+    pipe), or write it to `output_file` and print only the summary line."""
     if output_file is None:
-        click.echo(report, nl=False)
+        click.echo(report, nl=False, err=err, color=color or None)
         return
     try:
         write_report(output_file, report)
     except OSError as error:
         _fail(f"cannot write {output_file}: {error.strerror or error}")
     if summary is not None:
-        click.echo(summary)
+        click.echo(summary, err=err)
+
+
+def _stdin_source(paths: tuple[Path, ...], stdin_filename: Path | None, add_noqa: bool) -> dict[Path, bytes]:
+    """Standard input as the file `--stdin-filename` names (its name decides the project, the kind of
+    file and the per-file settings), when `-` or that option asks for it; else nothing."""
+    if stdin_filename is None:
+        if Path("-") in paths:
+            _fail("reading standard input (`-`) needs --stdin-filename PATH: the file it is to be linted as")
+        return {}
+    if any(path != Path("-") for path in paths):
+        _fail("--stdin-filename lints standard input: give no path, or `-`")
+    if add_noqa:
+        _fail("--add-noqa writes files: it cannot read standard input")
+    return {stdin_filename: sys.stdin.buffer.read()}
 
 
 @main.command()
@@ -78,14 +119,36 @@ def _emit(report: str, output_file: Path | None, summary: str | None) -> None:
 @click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes that may slow training or change behaviour.")
 @click.option("--diff", is_flag=True, help="Print the fixes as a unified diff; change nothing.")
 @click.option("--add-noqa", is_flag=True, help="Silence every finding with a `# noqa: CODE` comment on its line.")
-@click.option("--output-format", type=click.Choice(FORMATS), default="text", show_default=True)
+@click.option(
+    "--output-format",
+    type=click.Choice(FORMATS),
+    default="concise",
+    show_default=True,
+    help="concise (alias: text): a line per finding; full: also its source and fix; the others are for machines.",
+)
 @click.option(
     "--output-file",
     type=click.Path(path_type=Path, dir_okay=False),
     help="Write the report to FILE (atomically); the terminal gets only the summary.",
 )
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
-@click.option("--statistics", is_flag=True, help="Count findings by code instead of listing them.")
+@click.option("--statistics", is_flag=True, help="Count findings by code instead of listing them (JSON with --output-format json).")
+@click.option("--show-fixes", is_flag=True, help="Mark findings --fix would fix with [*]; with --fix, list the fixes made.")
+@click.option(
+    "--color",
+    type=click.Choice(["auto", "always", "never"]),
+    default="auto",
+    show_default=True,
+    help="Colour the report for people; auto: on a terminal, unless NO_COLOR is set.",
+)
+@click.option("--exclude", multiple=True, help="Skip files and folders matching these patterns, instead of the configured and default ones (comma-separated).")
+@click.option("--extend-exclude", multiple=True, help="Also skip files and folders matching these patterns (comma-separated).")
+@click.option(
+    "--per-file-ignores",
+    multiple=True,
+    metavar="PATTERN:CODES",
+    help="Skip codes in files matching a pattern, instead of the configured per-file-ignores (`tests/*:REP1,REP2,scripts/*:REP3`).",
+)
 @click.option("--no-cache", is_flag=True, help="Analyse every file again instead of reusing unchanged files' results.")
 @click.option(
     "--jobs",
@@ -98,6 +161,11 @@ def _emit(report: str, output_file: Path | None, summary: str | None) -> None:
 @click.option("--config", "config_file", type=click.Path(path_type=Path, dir_okay=False), help="Configuration file.")
 @click.option("--quiet", "-q", is_flag=True, help="Print findings only, no summary.")
 @click.option("--show-traceback", is_flag=True, help="Print the traceback of an internal error.")
+@click.option(
+    "--stdin-filename",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Lint standard input as this file of its project; with --fix, print the fixed text and change no file.",
+)
 def check(
     paths: tuple[Path, ...],
     select: tuple[str, ...],
@@ -111,18 +179,27 @@ def check(
     output_file: Path | None,
     exit_zero: bool,
     statistics: bool,
+    show_fixes: bool,
+    color: str,
+    exclude: tuple[str, ...],
+    extend_exclude: tuple[str, ...],
+    per_file_ignores: tuple[str, ...],
     no_cache: bool,
     jobs: int,
     config_file: Path | None,
     quiet: bool,
     show_traceback: bool,
+    stdin_filename: Path | None,
 ) -> None:
-    """Lint PATHS (default: the current folder)."""
+    """Lint PATHS (default: the current folder; `-` with --stdin-filename: standard input)."""
     if add_noqa and (fix or diff):
         _fail("--add-noqa cannot be combined with --fix or --diff")
+    stdin = _stdin_source(paths, stdin_filename, add_noqa)
+    if stdin:
+        paths = tuple(stdin)
     # As Ruff does, a path that cannot be linted is an error that does not keep the others from
     # being linted; the run then exits 2.
-    reasons = {path: unlintable(path) for path in list(paths) or [Path(".")]}
+    reasons = {path: None if path in stdin else unlintable(path) for path in list(paths) or [Path(".")]}
     unusable = [reason for reason in reasons.values() if reason is not None]
     for reason in unusable:
         click.echo(f"repro-lint: error: {reason}", err=True)
@@ -131,10 +208,24 @@ def check(
         sys.exit(EXIT_ERROR)
     try:
         settings = load_settings(config_file, targets[0]).with_overrides(
-            _codes(select) if select else None, _codes(extend_select), _codes(ignore)
+            _codes(select) if select else None,
+            _codes(extend_select),
+            _codes(ignore),
+            exclude=_codes(exclude) if exclude else None,
+            extend_exclude=_codes(extend_exclude),
+            per_file_ignores=_per_file_ignores(per_file_ignores) if per_file_ignores else None,
         )
         result = lint_paths(
-            targets, settings, fix=fix, unsafe_fixes=unsafe_fixes, diff=diff, use_cache=not no_cache, jobs=jobs, progress=True, add_noqa=add_noqa
+            targets,
+            settings,
+            fix=fix,
+            unsafe_fixes=unsafe_fixes,
+            diff=diff,
+            use_cache=not no_cache,
+            jobs=jobs,
+            progress=True,
+            add_noqa=add_noqa,
+            overrides=stdin,
         )
     except (ConfigError, MissingPath) as error:
         _fail(str(error))
@@ -157,6 +248,13 @@ def check(
         sys.exit(EXIT_ERROR if failed else EXIT_FINDINGS if result.diffs and not exit_zero else EXIT_OK)
 
     fixed = result.fixed if fix else None
+    if fix and stdin:
+        # As Ruff does: the fixed text (the text as given where no fix applied) is the output, and
+        # the report goes to stderr.
+        sys.stdout.buffer.write(result.fixed_sources.get(paths[0].resolve(), stdin[paths[0]]))
+        sys.stdout.buffer.flush()
+    to_stderr = fix and bool(stdin)
+    colored = output_file is None and _colored(color, sys.stderr if to_stderr else sys.stdout)
     report = render_report(
         output_format,
         result.findings,
@@ -167,8 +265,13 @@ def check(
         problems=result.problems,
         root=repository_root(targets[0]),
         docs_url=settings.docs_url,
+        texts=result.texts,
+        color=colored,
+        show_fixes=show_fixes,
+        fixed_by_file=result.fixed_by_file,
     )
-    _emit(report, output_file, None if quiet else text.summary(result.findings, fixed, unsafe_fixes, errors(result.problems)))
+    summary = None if quiet else text.summary(result.findings, fixed, unsafe_fixes, errors(result.problems))
+    _emit(report, output_file, summary, err=to_stderr, color=colored)
     sys.exit(EXIT_ERROR if failed else EXIT_FINDINGS if result.findings and not exit_zero else EXIT_OK)
 
 

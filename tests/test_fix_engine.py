@@ -20,14 +20,14 @@ def _fix(start: tuple[int, int], end: tuple[int, int], content: str) -> Fix:
 
 def test_overlapping_fixes_wait_for_the_next_round():
     text = "a = 1\n"
-    new, count = apply_fixes(text, [_fix((1, 4), (1, 5), "2"), _fix((1, 0), (1, 5), "b = 3")], parses)
-    assert (new, count) == ("b = 3\n", 1)
+    new, applied = apply_fixes(text, [_fix((1, 4), (1, 5), "2"), _fix((1, 0), (1, 5), "b = 3")], parses)
+    assert (new, applied) == ("b = 3\n", [_fix((1, 0), (1, 5), "b = 3")])
 
 
 def test_fix_breaking_the_syntax_is_rejected_and_others_kept():
     text = "a = 1\nb = 2\n"
-    new, count = apply_fixes(text, [_fix((1, 4), (1, 5), "("), _fix((2, 4), (2, 5), "3")], parses)
-    assert (new, count) == ("a = 1\nb = 3\n", 1)
+    new, applied = apply_fixes(text, [_fix((1, 4), (1, 5), "("), _fix((2, 4), (2, 5), "3")], parses)
+    assert (new, applied) == ("a = 1\nb = 3\n", [_fix((2, 4), (2, 5), "3")])
 
 
 def test_nested_fixes_reach_a_fixed_point():

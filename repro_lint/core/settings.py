@@ -54,16 +54,30 @@ class Settings:
         return frozenset(codes)
 
     def with_overrides(
-        self, select: Iterable[str] | None, extend_select: Iterable[str], ignore: Iterable[str]
+        self,
+        select: Iterable[str] | None,
+        extend_select: Iterable[str],
+        ignore: Iterable[str],
+        *,
+        exclude: Iterable[str] | None = None,
+        extend_exclude: Iterable[str] = (),
+        per_file_ignores: Iterable[tuple[str, tuple[str, ...]]] | None = None,
     ) -> Settings:
-        """Command-line options: `--select` replaces the configured selection, the others add to it."""
+        """Command-line options, as Ruff's: `--select`, `--exclude` and `--per-file-ignores` replace
+        what is configured, the others add to it."""
+        per_file = tuple(per_file_ignores) if per_file_ignores is not None else None
         for option, codes in (("--select", select or ()), ("--extend-select", extend_select), ("--ignore", ignore)):
             check_codes(codes, option)
+        for pattern, codes in per_file or ():
+            check_codes(codes, f"--per-file-ignores {pattern}")
         return replace(
             self,
             select=tuple(select) if select is not None else self.select,
             extend_select=self.extend_select + tuple(extend_select),
             ignore=self.ignore + tuple(ignore),
+            exclude=tuple(exclude) if exclude is not None else self.exclude,
+            extend_exclude=self.extend_exclude + tuple(extend_exclude),
+            per_file_ignores=per_file if per_file is not None else self.per_file_ignores,
         )
 
 

@@ -111,9 +111,12 @@ class LastRun:
     ("racy git"), and only its text would tell.
     """
 
-    def __init__(self, root: Path, settings_key: str, files: Sequence[tuple[str, str, Path | None]]) -> None:
+    def __init__(self, root: Path, settings_key: str, files: Sequence[tuple[str, str, Path | None]], writable: bool = True) -> None:
         """`files`: each file's display path, identity and path (None where its text is not the file's
-        own, as after a fix in memory)."""
+        own, as after a fix in memory). A record that is not `writable` is read and never replaced:
+        a run where some text overrides a file's (an editor's unsaved buffer) describes no state of
+        the files on disk, which the next run reads, and must not take the place of one that does."""
+        self.writable = writable
         self.folder = root / CACHE_FOLDER
         self.path = self.folder / f"run-{hashlib.sha256(settings_key.encode()).hexdigest()[:16]}.pickle"
         self._build = f"{_tool_build()}\0{settings_key}"
@@ -148,7 +151,8 @@ class LastRun:
         }
 
     def store(self, recorded: RecordedRun) -> None:
-        _store(self.folder, self.path, (self._build, recorded))
+        if self.writable:
+            _store(self.folder, self.path, (self._build, recorded))
 
 
 def _load_record(path: Path) -> tuple[str, RecordedRun] | None:

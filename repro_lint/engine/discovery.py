@@ -8,7 +8,7 @@ import fnmatch
 import os
 import re
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -204,12 +204,15 @@ def _inherited_ignores(folder: Path) -> tuple[_GitIgnore, ...]:
     return tuple(ignore for parent in reversed(chain) if (ignore := _read_gitignore(parent)) is not None)
 
 
-def discover(paths: Sequence[Path], settings: Settings) -> list[SourcePath]:
+def discover(paths: Sequence[Path], settings: Settings, unsaved: Collection[Path] = ()) -> list[SourcePath]:
+    """The files to lint, each once. `unsaved` are resolved paths whose text the caller gives, which
+    need not exist on disk (standard input, an editor's new buffer)."""
     excluder = Excluder(settings)
     cwd = Path.cwd().resolve()
     found: dict[Path, SourcePath] = {}
     for given in paths:
-        _check_given(given)
+        if not (unsaved and given.resolve() in unsaved):
+            _check_given(given)  # before resolving: a symlink loop is an error of its own
         absolute = given.resolve()
         if absolute.is_dir():
             for path in walk(absolute, excluder, _inherited_ignores(absolute)):

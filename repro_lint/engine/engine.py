@@ -8,6 +8,7 @@ applied again until nothing changes (bounded)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from functools import partial
@@ -53,8 +54,8 @@ class Engine:
         self.progress = progress
         self.enabled = settings.enabled_codes
         self.problems: list[Problem] = []  # of the project pass and of fixing; files' own are in their analyses
-        # By the last `fix`: each fixed module's (by id) text before its fixes, and the fixes kept.
-        self.fixes_applied: dict[int, tuple[str, int]] = {}
+        # By the last `fix`: each fixed module's (by id) text before its fixes, and the fixes kept, by code.
+        self.fixes_applied: dict[int, tuple[str, Counter[str]]] = {}
 
     @staticmethod
     def _analyze(module: SourceModule) -> FileAnalysis:
@@ -98,7 +99,9 @@ class Engine:
             for index, analysis in analyse_all(tasks, self.settings, self.jobs):
                 module, cache = pending[index]
                 module.analysis = analysis
-                if cache is not None and not has_failed(analysis):  # kept at once: an interrupted audit still fills the cache
+                # Kept at once: an interrupted audit still fills the cache. An overridden text is no
+                # file's: each keystroke in an editor would add an entry.
+                if cache is not None and not module.overridden and not has_failed(analysis):
                     cache.store(module.display, cache_identity(module), module.digest, analysis)
                 if progress is not None:
                     progress.advance()
@@ -127,7 +130,8 @@ class Engine:
         if not (self.use_cache and project.root):
             return None
         files = [(module.display, cache_identity(module), None if module.edited else module.path) for module in project.modules]
-        return LastRun(project.root, f"{self.settings!r}:{self.honour_noqa}", files)
+        writable = not any(module.overridden for module in project.modules)
+        return LastRun(project.root, f"{self.settings!r}:{self.honour_noqa}", files, writable)
 
     def _from_last_run(self, project: Project, last_run: LastRun, recorded: RecordedRun) -> list[Finding] | None:
         """The findings the last run's record gives, where the project has the same files, the
@@ -302,43 +306,43 @@ class Engine:
         """Apply fixes round after round until none applies; returns the findings left and the count
         fixed. A file whose fixes fail, or whose fixed text the analysis then fails on, gets its text
         back and is not fixed again: its fixes are lost, not the file."""
-        fixed = 0
-        before: dict[int, tuple[str, int]] = {}  # a fixed module's text before its first fix, and the fixes since
+        before: dict[int, tuple[str, Counter[str]]] = {}  # a fixed module's text before its first fix, and the fixes since by code
         broken: set[int] = set()
         self.fixes_applied = {}
         for _ in range(MAX_FIX_ROUNDS):
             findings = self.findings(projects)
             modules = [module for project in projects for module in project.modules]
             if self._give_back(modules, before, broken):
-                fixed = sum(count for _, count in before.values())
                 continue
             by_path: dict[str, list[Finding]] = {}
             for finding in _this_round(findings, unsafe):
                 by_path.setdefault(finding.path, []).append(finding)
             progress = False
             for module in modules:
-                fixes = [finding.fix for finding in by_path.get(module.display, ()) if finding.fix is not None]
+                # Each fix with its finding's code, for counting what was fixed by code.
+                fixes = {id(finding.fix): (finding.fix, finding.code) for finding in by_path.get(module.display, ()) if finding.fix is not None}
                 if not fixes or id(module) in broken:
                     continue
                 try:
                     python = module.display.endswith(".py")
-                    text, count = apply_fixes(module.text, fixes, validator_for(module.display), self.settings.line_length if python else None)
+                    text, applied = apply_fixes(
+                        module.text, [fix for fix, _ in fixes.values()], validator_for(module.display), self.settings.line_length if python else None
+                    )
                 except Exception as error:
                     self.problems.append(internal_error(module.display, error, "while fixing it"))
                     broken.add(id(module))
                     continue
-                if count:
-                    original, done = before.get(id(module), (module.text, 0))
-                    before[id(module)] = (original, done + count)
+                if applied:
+                    original, done = before.get(id(module), (module.text, Counter()))
+                    before[id(module)] = (original, done + Counter(fixes[id(fix)][1] for fix in applied))
                     module.text, module.analysis = text, None
-                    fixed += count
                     progress = True
             self.fixes_applied = dict(before)
             if not progress:
-                return findings, fixed
-        return self.findings(projects), fixed
+                return findings, fixed_count(before)
+        return self.findings(projects), fixed_count(before)
 
-    def _give_back(self, modules: Sequence[SourceModule], before: dict[int, tuple[str, int]], broken: set[int]) -> bool:
+    def _give_back(self, modules: Sequence[SourceModule], before: dict[int, tuple[str, Counter[str]]], broken: set[int]) -> bool:
         """Give fixed modules whose analysis failed their text from before the fixes; whether any."""
         failed = [module for module in modules if id(module) in before and has_failed(module.analysis)]
         for module in failed:
@@ -357,6 +361,10 @@ def _this_round(findings: Sequence[Finding], unsafe: bool) -> list[Finding]:
     fixable = [finding for finding in findings if applicable(finding, unsafe)]
     first = [finding for finding in fixable if (rule := REGISTRY.get(finding.code)) is not None and rule.fixes_first]
     return first or fixable
+
+
+def fixed_count(fixes_applied: Mapping[int, tuple[str, Counter[str]]]) -> int:
+    return sum(sum(codes.values()) for _, codes in fixes_applied.values())
 
 
 def _question(finding: Finding, module: SourceModule) -> _Question | None:

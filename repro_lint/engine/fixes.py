@@ -30,13 +30,13 @@ def _overlaps(span: tuple[int, int, str], taken: list[tuple[int, int, str]]) -> 
     return any(start < other_end and other_start < end or start == other_start for other_start, other_end, _ in taken)
 
 
-def apply_fixes(text: str, fixes: Iterable[Fix], parses: Callable[[str], bool], line_length: int | None = None) -> tuple[str, int]:
+def apply_fixes(text: str, fixes: Iterable[Fix], parses: Callable[[str], bool], line_length: int | None = None) -> tuple[str, list[Fix]]:
     """Apply as many fixes as do not overlap, each whole or not at all, and only if the result still
-    parses. Returns the new text and how many fixes were applied; the caller re-lints and calls again
-    for the fixes that were held back (overlapping ones are applied in a later round). With a
-    `line_length` (Python source), whole lines a fix inserts are wrapped to it."""
+    parses. Returns the new text and the fixes applied; the caller re-lints and calls again for the
+    fixes that were held back (overlapping ones are applied in a later round). With a `line_length`
+    (Python source), whole lines a fix inserts are wrapped to it."""
     index = LineIndex(text)
-    chosen: list[list[tuple[int, int, str]]] = []
+    chosen: list[tuple[Fix, list[tuple[int, int, str]]]] = []
     taken: list[tuple[int, int, str]] = []
     for fix in sorted(fixes, key=lambda fix: (_spans(fix, index)[0][:2], fix.message)):
         spans = _spans(fix, index)
@@ -44,19 +44,19 @@ def apply_fixes(text: str, fixes: Iterable[Fix], parses: Callable[[str], bool], 
             spans = [(start, end, _wrapped(text, start, end, content, line_length)) for start, end, content in spans]
         if any(_overlaps(span, taken) for span in spans):
             continue
-        chosen.append(spans)
+        chosen.append((fix, spans))
         taken.extend(spans)
     if not chosen:
-        return text, 0
+        return text, []
     result = _splice(text, taken)
     if parses(result):
-        return result, len(chosen)
+        return result, [fix for fix, _ in chosen]
     # One of them breaks the code: keep only those that are fine on their own.
-    good = [spans for spans in chosen if parses(_splice(text, spans))]
+    good = [(fix, spans) for fix, spans in chosen if parses(_splice(text, spans))]
     if len(good) == len(chosen) or not good:
-        return text, 0
-    result = _splice(text, [span for spans in good for span in spans])
-    return (result, len(good)) if parses(result) else (text, 0)
+        return text, []
+    result = _splice(text, [span for _, spans in good for span in spans])
+    return (result, [fix for fix, _ in good]) if parses(result) else (text, [])
 
 
 def _wrapped(text: str, start: int, end: int, content: str, limit: int) -> str:

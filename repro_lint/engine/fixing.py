@@ -3,7 +3,9 @@ finding (`--add-noqa`): atomic writes, and a file that cannot be written keeps i
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 
 from repro_lint.analysis.suppression import NOT_SILENCED_BY_ADD_NOQA, add_noqa, takes_noqa
 from repro_lint.core.problems import Problem
@@ -56,7 +58,7 @@ def add_noqa_comments(engine: Engine, projects: list[Project]) -> tuple[int, lis
     return added, problems
 
 
-def changed_modules(projects: Iterable[Project], fixed: Mapping[int, tuple[str, int]]) -> list[tuple[SourceModule, str]]:
+def changed_modules(projects: Iterable[Project], fixed: Mapping[int, tuple[str, Counter[str]]]) -> list[tuple[SourceModule, str]]:
     """The modules reported whose fixes changed them, each with its text before: only those texts are
     kept through the fix rounds, not every module's."""
     return [
@@ -67,7 +69,7 @@ def changed_modules(projects: Iterable[Project], fixed: Mapping[int, tuple[str, 
     ]
 
 
-def fix_diffs(projects: Iterable[Project], fixed: Mapping[int, tuple[str, int]]) -> list[str]:
+def fix_diffs(projects: Iterable[Project], fixed: Mapping[int, tuple[str, Counter[str]]]) -> list[str]:
     """The fixes as unified diffs, per cell in notebooks."""
     return [
         module.notebook.diff(module.display, module.text) if module.notebook else unified_diff(module.display, before, module.text)
@@ -75,19 +77,34 @@ def fix_diffs(projects: Iterable[Project], fixed: Mapping[int, tuple[str, int]])
     ]
 
 
-def write_fixes(projects: Iterable[Project], fixed: Mapping[int, tuple[str, int]]) -> tuple[list[Problem], int]:
+def write_fixes(projects: Iterable[Project], fixed: Mapping[int, tuple[str, Counter[str]]]) -> tuple[list[Problem], int]:
     """Write the fixed files, atomically. A file that cannot be written gets its text from before its
     fixes back; returns those files, and the count of their fixes, which are lost."""
     unwritten: list[Problem] = []
     lost = 0
     for module, before in changed_modules(projects, fixed):
-        if module.path is None:
+        if module.path is None or module.overridden:  # an override's fixed text goes back to its caller
             continue
         text = module.notebook.updated(module.text) if module.notebook else module.text
         try:
             write_atomically(module.path, text, module.encoding, module.notebook.raw if module.notebook else before)
         except NotWritten as error:
             unwritten.append(Problem(module.display, "skipped", f"not fixed: {error.reason}"))
-            lost += fixed[id(module)][1]
+            lost += sum(fixed[id(module)][1].values())
             module.text, module.analysis = before, None
     return unwritten, lost
+
+
+def fixed_overrides(projects: Iterable[Project], fixed: Mapping[int, tuple[str, Counter[str]]]) -> dict[Path, bytes]:
+    """Each overridden file that the fixes changed, as it would be written (its encoding kept; a
+    notebook as its JSON): an override is handed back, never written."""
+    return {
+        module.path: (module.notebook.updated(module.text) if module.notebook else module.text).encode(module.encoding)
+        for module, _ in changed_modules(projects, fixed)
+        if module.overridden and module.path is not None
+    }
+
+
+def fixes_by_file(projects: Iterable[Project], fixed: Mapping[int, tuple[str, Counter[str]]]) -> dict[str, dict[str, int]]:
+    """For `--show-fixes`: each changed file's fixes, counted by code."""
+    return {module.display: dict(sorted(fixed[id(module)][1].items())) for module, _ in changed_modules(projects, fixed)}

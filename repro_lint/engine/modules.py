@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from repro_lint.analysis.result import FileAnalysis, ModuleIdentity, syntax_error
 from repro_lint.core.problems import internal_error
 from repro_lint.core.settings import Settings
-from repro_lint.core.source import UnreadableSource, encoded, packed, read_source, unpacked
+from repro_lint.core.source import LineIndex, UnreadableSource, decode, encoded, packed, read_source, unpacked
 from repro_lint.engine.cache import AnalysisCache
 from repro_lint.engine.discovery import SCANNED_SUFFIXES, SourcePath, display_path, project_files, project_root
 from repro_lint.sources import notebook
@@ -27,9 +27,21 @@ class SourceModule:
 
     Once read, the text is held compressed (`pack`), and the workers get it so: a big project's texts
     take more memory than all its facts (123 MB of `str` on transformers, 16 MB compressed), and
-    after the analysis only REP002, fixes, diffs and `--add-noqa` read them again."""
+    after the analysis only REP002, fixes, diffs and `--add-noqa` read them again.
 
-    def __init__(self, identity: ModuleIdentity, display: str, report: bool, path: Path | None = None, text: str | None = None) -> None:
+    An `override` is the file's text for this run instead of what is on disk (standard input, an
+    editor's unsaved buffer): read as the file would be, bytes decoded as a file's are, but never
+    taken for the file's own by the caches, and never written."""
+
+    def __init__(
+        self,
+        identity: ModuleIdentity,
+        display: str,
+        report: bool,
+        path: Path | None = None,
+        text: str | None = None,
+        override: str | bytes | None = None,
+    ) -> None:
         self.identity = identity
         self.display = display
         self.report = report
@@ -40,7 +52,10 @@ class SourceModule:
         self._text = text
         self._packed: bytes | None = None
         self._digest: bytes | None = None
-        self.edited = False  # by a fix or a noqa comment, in memory: the file's times no longer describe the text
+        self._override = override
+        self.overridden = override is not None
+        # By a fix or a noqa comment in memory, or overridden: the file's times do not describe the text.
+        self.edited = self.overridden
 
     @property
     def text(self) -> str:
@@ -103,9 +118,13 @@ class SourceModule:
             return self._text
         if self._packed is not None:
             return unpacked(self._packed)
-        assert self.path is not None, "a module without a file is made with its text"
+        assert self.path is not None or self._override is not None, "a module without a file is made with its text"
         try:
-            text, self.encoding = read_source(self.path)
+            if self._override is None:
+                text, self.encoding = read_source(self.path)  # type: ignore[arg-type]
+            else:
+                text, self.encoding = (self._override, "utf-8") if isinstance(self._override, str) else decode(self._override)
+                self._override = None  # held from now on as every text is
             cells = notebook.read(text) if notebook.is_notebook(self.display) else None
         except (UnreadableSource, notebook.NotebookError) as error:
             self._text = ""
@@ -166,14 +185,18 @@ def cached(cache: AnalysisCache, module: SourceModule) -> FileAnalysis | None:
     return None
 
 
-def _module_for(path: Path, display: str, root: Path, report: bool) -> SourceModule:
+def _module_for(path: Path, display: str, root: Path, report: bool, overrides: Mapping[Path, str | bytes]) -> SourceModule:
     relative = path.relative_to(root).as_posix()
     identity = notebook.identity(relative) if notebook.is_notebook(relative) else ModuleIdentity.from_relative_path(relative)
-    return SourceModule(identity, display, report, path)
+    return SourceModule(identity, display, report, path, override=overrides.get(path))
 
 
-def group_projects(sources: Sequence[SourcePath], given: Sequence[Path], settings: Settings) -> list[Project]:
-    """Group the files to lint by project, adding the project's other modules for their facts."""
+def group_projects(
+    sources: Sequence[SourcePath], given: Sequence[Path], settings: Settings, overrides: Mapping[Path, str | bytes] | None = None
+) -> list[Project]:
+    """Group the files to lint by project, adding the project's other modules for their facts.
+    `overrides` (by resolved path) give files' texts instead of what is on disk, reported or not."""
+    overrides = overrides or {}
     roots: dict[Path | None, list[SourcePath]] = {}
     discovered = [source.path for source in sources]
     for source in sources:
@@ -186,11 +209,11 @@ def group_projects(sources: Sequence[SourcePath], given: Sequence[Path], setting
             folders: dict[Path, list[SourceModule]] = {}
             for source in members:
                 base = _given_folder(source.path, given)
-                folders.setdefault(base, []).append(_module_for(source.path, source.display, base, True))
+                folders.setdefault(base, []).append(_module_for(source.path, source.display, base, True, overrides))
             projects.extend(Project(base, modules) for base, modules in sorted(folders.items()))
             continue
         reported = {source.path for source in members}
-        modules = [_module_for(source.path, source.display, root, True) for source in members]
+        modules = [_module_for(source.path, source.display, root, True, overrides) for source in members]
         if any(source.path.suffix not in SCANNED_SUFFIXES for source in members):
             # Python modules need the project's other modules for their facts; scripts and configs do not.
             if any(folder.is_dir() and folder.resolve() == root for folder in given):
@@ -202,7 +225,7 @@ def group_projects(sources: Sequence[SourcePath], given: Sequence[Path], setting
             # Shown nowhere, but the cache and the last run's record know files by it: as an audit of
             # the project names them, so that a run on some files takes the audit's analyses.
             cwd = Path.cwd().resolve()
-            modules += [_module_for(path, display_path(path, cwd), root, False) for path in files if path not in reported]
+            modules += [_module_for(path, display_path(path, cwd), root, False, overrides) for path in files if path not in reported]
         projects.append(Project(root, modules))
     return projects
 
@@ -215,3 +238,37 @@ def _given_folder(path: Path, given: Sequence[Path]) -> Path:
 def single_project(text: str, path: str) -> list[Project]:
     identity = ModuleIdentity.from_relative_path(Path(path).name if path.endswith(".py") else "module.py")
     return [Project(None, [SourceModule(identity, path, True, text=text)])]
+
+
+class ReportedTexts:
+    """The texts the reported findings point into, as the run left them (fixed, or overridden), for
+    reports that show source lines: a file is read only when one asks for it, and indexed once."""
+
+    def __init__(self, projects: Sequence[Project]) -> None:
+        self._modules = {module.display: module for project in projects for module in project.modules if module.report}
+        self._indexed: dict[tuple[str, int | None], LineIndex | None] = {}
+
+    @property
+    def paths(self) -> list[str]:
+        """The files the run reported on, as it names them."""
+        return sorted(self._modules)
+
+    def lines(self, path: str, cell: int | None = None) -> LineIndex | None:
+        """The file's text, or one cell's source in a notebook; None where there is none to show."""
+        if (path, cell) not in self._indexed:
+            text = self._text(path, cell)
+            self._indexed[path, cell] = LineIndex(text) if text is not None else None
+        return self._indexed[path, cell]
+
+    def _text(self, path: str, cell: int | None) -> str | None:
+        module = self._modules.get(path)
+        if module is None:
+            return None
+        cells = module.notebook
+        if cells is None:
+            return module.text if cell is None else None
+        try:
+            sources = cells.cell_sources(module.text)
+        except ValueError:  # its cell markers lost: nothing to show rather than the wrong lines
+            return None
+        return next((source for linted, source in zip(cells.cells, sources) if linted.number == cell), None)

@@ -4,7 +4,7 @@ write (fixing.py); report the findings, in notebooks by cell, and the problems m
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -13,8 +13,8 @@ from repro_lint.core.problems import Problem
 from repro_lint.core.settings import Settings
 from repro_lint.engine.discovery import discover
 from repro_lint.engine.engine import Engine
-from repro_lint.engine.fixing import add_noqa_comments, fix_diffs, write_fixes
-from repro_lint.engine.modules import Project, group_projects, single_project
+from repro_lint.engine.fixing import add_noqa_comments, fix_diffs, fixed_overrides, fixes_by_file, write_fixes
+from repro_lint.engine.modules import Project, ReportedTexts, group_projects, single_project
 
 
 @dataclass
@@ -24,6 +24,10 @@ class LintResult:
     diffs: list[str] = field(default_factory=list)
     noqa_added: int = 0
     problems: list[Problem] = field(default_factory=list)  # files or programs not (fully) analysed
+    # With `fix`: each overridden file that fixes changed, as it would be written (never written).
+    fixed_sources: dict[Path, bytes] = field(default_factory=dict)
+    fixed_by_file: dict[str, dict[str, int]] = field(default_factory=dict)  # with `fix` or `diff`: the fixes made, by code
+    texts: ReportedTexts | None = None  # the reported files' texts, for reports that show source lines
 
 
 def lint_paths(
@@ -38,13 +42,24 @@ def lint_paths(
     progress: bool = False,
     add_noqa: bool = False,
     honour_noqa: bool = True,
+    overrides: Mapping[Path, str | bytes] | None = None,
 ) -> LintResult:
     """Lint files and folders. With `fix`, write the fixed files (atomically); with `diff`, only
     return the fixes as unified diffs. With `use_cache`, unchanged files are not analysed again;
     `jobs` processes parse the others; `progress` shows a counter on a watched stderr. With
     `add_noqa`, silence every finding with a `# noqa` comment instead; without `honour_noqa`, `noqa`
-    comments and directives silence nothing."""
-    projects = group_projects(discover(paths, settings), paths, settings)
+    comments and directives silence nothing.
+
+    `overrides` maps files to the text to lint instead of theirs on disk (standard input, an editor's
+    unsaved buffers; bytes are decoded as a file's would be). A file given in `paths` is linted as if
+    it held that text, in its project, whose other files are read from disk (or the cache); it need
+    not exist. A file of the project not given counts with its override for the program rules. An
+    overridden file is never written, and never cached as the file's: `fix` returns it fixed in
+    `fixed_sources`."""
+    overridden = {path.resolve(): text for path, text in (overrides or {}).items()}
+    if add_noqa and overridden:
+        raise ValueError("`add_noqa` writes files: it takes no overrides")
+    projects = group_projects(discover(paths, settings, overridden.keys()), paths, settings, overridden)
     engine = Engine(settings, use_cache, jobs, progress, honour_noqa)
     if add_noqa:
         added, unwritten = add_noqa_comments(engine, projects)
@@ -53,11 +68,16 @@ def lint_paths(
         return _report(engine, projects, engine.findings(projects))
     findings, fixed = engine.fix(projects, unsafe_fixes)
     if diff:
-        return _report(engine, projects, findings, fixed=fixed, diffs=fix_diffs(projects, engine.fixes_applied))
+        result = _report(engine, projects, findings, fixed=fixed, diffs=fix_diffs(projects, engine.fixes_applied))
+        result.fixed_by_file = fixes_by_file(projects, engine.fixes_applied)
+        return result
     unwritten, lost = write_fixes(projects, engine.fixes_applied)
     if unwritten:
         findings = engine.findings(projects)  # those of the texts on disk, which keep what their fixes removed
-    return _report(engine, projects, findings, unwritten, fixed=fixed - lost)
+    result = _report(engine, projects, findings, unwritten, fixed=fixed - lost)
+    result.fixed_sources = fixed_overrides(projects, engine.fixes_applied)
+    result.fixed_by_file = fixes_by_file(projects, engine.fixes_applied)  # less the files not written
+    return result
 
 
 def _report(
@@ -71,7 +91,7 @@ def _report(
     noqa_added: int = 0,
 ) -> LintResult:
     problems = run_problems(engine, projects) + list(unwritten)
-    return LintResult(in_cells(findings, projects), fixed, list(diffs), noqa_added, problems)
+    return LintResult(in_cells(findings, projects), fixed, list(diffs), noqa_added, problems, texts=ReportedTexts(projects))
 
 
 def run_problems(engine: Engine, projects: Iterable[Project]) -> list[Problem]:
@@ -104,7 +124,7 @@ def lint_text(text: str, path: str = "<string>.py", settings: Settings | None = 
     projects = single_project(text, path)
     engine = Engine(settings or Settings(), honour_noqa=honour_noqa)
     findings = engine.findings(projects)
-    return LintResult(findings, problems=run_problems(engine, projects))
+    return LintResult(findings, problems=run_problems(engine, projects), texts=ReportedTexts(projects))
 
 
 def fix_source(text: str, path: str = "<string>.py", settings: Settings | None = None, unsafe: bool = False) -> str:

@@ -1,5 +1,5 @@
-"""What a machine report needs besides the findings: the folder it names files from, and where the
-rule pages are published."""
+"""What a report needs besides the findings: the folder it names files from, where the rule pages
+are published, and the texts the findings point into."""
 
 from __future__ import annotations
 
@@ -8,8 +8,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from repro_lint.core.findings import Finding
 from repro_lint.core.problems import Problem
+from repro_lint.core.source import LineIndex
 from repro_lint.engine.discovery import project_root
+from repro_lint.engine.modules import ReportedTexts
 
 
 @dataclass(frozen=True)
@@ -17,6 +20,12 @@ class ReportContext:
     root: Path  # absolute; see repository_root
     docs_url: str | None  # `[tool.repro-lint] docs-url`
     problems: Sequence[Problem] = ()
+    texts: ReportedTexts | None = None  # the reported files' texts, for formats that show them
+
+
+def source_of(finding: Finding, context: ReportContext) -> LineIndex | None:
+    """The text the finding's positions count in (its cell's in a notebook); None where it is unknown."""
+    return context.texts.lines(finding.path, finding.cell) if context.texts is not None else None
 
 
 def repository_root(start: Path) -> Path:

@@ -1,16 +1,38 @@
-"""flake8's one-line-per-finding shape, with a Ruff-style summary."""
+"""flake8's one-line-per-finding shape (`concise`, also called `text`), with a Ruff-style summary."""
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 
+from repro_lint.core.catalog import CATALOG
 from repro_lint.core.findings import Applicability, Finding
+from repro_lint.output.context import ReportContext
+from repro_lint.output.style import paint
 
 
-def finding_line(finding: Finding) -> str:
+def finding_line(finding: Finding, color: bool = False, marked: bool = False) -> str:
+    """`path:line:column: CODE message`; `marked` adds Ruff's `[*]`: `--fix` would fix it."""
     cell = f"cell {finding.cell}:" if finding.cell is not None else ""
-    return f"{finding.path}:{cell}{finding.start.line}:{finding.start.column + 1}: {finding.code} {finding.message}"
+    marker = " " + paint("[*]", "fixable", color) if marked else ""
+    where = paint(finding.path, "path", color) + f":{cell}{finding.start.line}:{finding.start.column + 1}:"
+    return f"{where} {paint(finding.code, 'code', color)}{marker} {finding.message}"
+
+
+def render(findings: Sequence[Finding], context: ReportContext, color: bool, marked: Callable[[Finding], bool]) -> list[str]:
+    return [finding_line(finding, color, marked(finding)) for finding in findings]
+
+
+def fixes_applied(fixed_by_file: Mapping[str, Mapping[str, int]], color: bool = False) -> list[str]:
+    """`--show-fixes` after `--fix`: what was fixed, per file and code, as Ruff lists it."""
+    total = sum(sum(codes.values()) for codes in fixed_by_file.values())
+    if not total:
+        return []
+    lines = [f"Fixed {_plural(total)}:"]
+    for path, codes in sorted(fixed_by_file.items()):
+        lines.append(f"- {paint(path, 'path', color)}:")
+        lines.extend(f"    {count} × {paint(code, 'code', color)} ({CATALOG[code].name})" for code, count in codes.items())
+    return [*lines, ""]
 
 
 def _plural(count: int) -> str:
