@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 from conftest import SEEDED_PROGRAM_WITH_TWO_FINDINGS
@@ -168,3 +169,40 @@ def test_files_read_for_facts_run_no_local_rule():
         "lib.helpers_0.vocabulary",
         "lib.helpers_0.scale_0",
     ]
+
+
+_CHILDREN = """
+import os, sys
+from pathlib import Path
+
+from repro_lint.api import lint_paths
+from repro_lint.core.settings import Settings
+
+if __name__ == "__main__":
+    lint_paths([Path(sys.argv[1])], Settings(), jobs=2)
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                state, parent = stat.read().rpartition(") ")[2].split()[:2]
+            with open(f"/proc/{entry}/cmdline", "rb") as command:
+                line = command.read().replace(b"\\0", b" ").decode()
+        except OSError:
+            continue
+        if int(parent) == os.getpid():
+            print(state, line)
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process table from /proc")
+def test_a_finished_run_leaves_no_worker_behind(big_project, tmp_path):
+    # Only multiprocessing's resource tracker may outlive the pool (it lives until the interpreter
+    # exits); a worker left running or defunct would be a pool not closed and joined.
+    script = tmp_path / "children.py"
+    script.write_text(_CHILDREN, encoding="utf-8")
+    done = subprocess.run([sys.executable, str(script), str(big_project)], capture_output=True, text=True, check=True)
+    children = [line for line in done.stdout.splitlines() if line]
+    assert any("resource_tracker" in line for line in children)  # the run did start a pool
+    assert [line for line in children if "resource_tracker" not in line] == []
+    assert all(not line.startswith("Z") for line in children)

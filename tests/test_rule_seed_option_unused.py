@@ -186,3 +186,11 @@ def test_an_option_used_by_one_program_and_not_another_is_not_reported(project):
     assert _findings(root) == []
     root = project({"options.py": options, "train.py": unseeded, "finetune.py": unseeded})
     assert [(name, line) for name, line, _ in _findings(root)] == [("options.py", _line(root, "options.py", '"--seed"'))]
+
+
+def test_reads_in_code_the_program_never_runs_do_not_count(project):
+    # A module of the program reads `.seed` in a function the program never calls (a vendored
+    # library's own trainer): the option still reaches nothing.
+    helpers = "import torch\n\ndef setup(args):\n    return args.lr\n\ndef other_trainer(args):\n    torch.manual_seed(args.seed)\n"
+    root = _train(project, "setup(args)\ntorch.manual_seed(0)", imports="from helpers import setup", **{"helpers.py": helpers})
+    assert [(name, line) for name, line, _ in _findings(root)] == [("train.py", _line(root, "train.py", '"--seed"'))]

@@ -96,13 +96,14 @@ class SeedOption:
 
 @dataclass(frozen=True)
 class SeedReads:
-    """What REP109 needs of a module (facts/seed_reads.py): the seed-like names it reads for their
-    value, the calls it hands a whole options object to, and whether it turns one into a mapping
-    that may reach any code (`vars(args)`)."""
+    """What REP109 needs of a module (facts/seed_reads.py), each with the function it happens in
+    (None: module-level code): the seed-like names it reads for their value, the calls it hands a
+    whole options object to, and where it turns one into a mapping that may reach any code
+    (`vars(args)`)."""
 
-    names: frozenset[str] = frozenset()
-    handed_over: tuple[CallFact, ...] = ()
-    converts: bool = False
+    names: tuple[tuple[str, str | None], ...] = ()
+    handed_over: tuple[tuple[CallFact, str | None], ...] = ()
+    converting: tuple[str | None, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -229,7 +230,7 @@ class FactsCollector:
         self._seed_helpers = frozenset(context.settings.seed_helpers)
         self._seed_statements = SeedStatements()
         self._launches = LaunchFinder(context)
-        self._seed_reads = SeedReadsCollector(context)
+        self._seed_reads = SeedReadsCollector(context, lambda: self._open[-1].qualname if self._open else None)
 
     # Imports -----------------------------------------------------------------------------------
 
@@ -497,12 +498,12 @@ class FactsCollector:
                 for node, name, is_none, replaced, code in self._options
             ),
             seed_reads=SeedReads(
-                frozenset(self._seed_reads.names),
+                tuple(sorted(self._seed_reads.names, key=str)),
                 tuple(
-                    CallFact(one(handed.targets), one(handed.method), line_of(handed.node))
+                    (CallFact(one(handed.targets), one(handed.method), line_of(handed.node)), handed.function)
                     for handed in self._seed_reads.handed_over_options()
                 ),
-                self._seed_reads.converts_options(),
+                tuple(sorted(self._seed_reads.converting_options(), key=str)),
             ),
             spawns_workers=self._spawns_workers,
             fix=entry_fix_facts(self.context, self._main_guard, positions, self._seed_statements, self._launches.launched),

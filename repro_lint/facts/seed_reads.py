@@ -11,6 +11,7 @@ callees it can see.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -50,6 +51,7 @@ class HandedOver:
     targets: tuple[str, ...]
     method: str | None
     holder: str  # the name holding the object (`args`)
+    function: str | None  # the function it is made in, None at module level
 
 
 @dataclass
@@ -57,9 +59,10 @@ class SeedReadsCollector:
     """Batched-visitor part (driven by the facts collector) recording seed reads and hand-overs."""
 
     context: FileContext
-    names: set[str] = field(default_factory=set)
+    function: Callable[[], str | None]  # the function being visited, None at module level
+    names: set[tuple[str, str | None]] = field(default_factory=set)  # read names, with their function
     handed_over: list[HandedOver] = field(default_factory=list)
-    converted: set[str] = field(default_factory=set)  # holders turned into mappings (`vars(args)`)
+    converted: set[tuple[str, str | None]] = field(default_factory=set)  # holders turned into mappings (`vars(args)`)
     _parsed: set[str] = field(default_factory=set)  # names bound to a parse result in this module
     _called: set[int] = field(default_factory=set)  # callee nodes: `np.random.seed` is no read
 
@@ -68,9 +71,10 @@ class SeedReadsCollector:
         holders = frozenset(CONFIG_OBJECTS) | self._parsed
         return [handed for handed in self.handed_over if handed.holder in holders]
 
-    def converts_options(self) -> bool:
+    def converting_options(self) -> frozenset[str | None]:
+        """The functions (None: module level) turning an options object into a mapping."""
         holders = frozenset(CONFIG_OBJECTS) | self._parsed
-        return not holders.isdisjoint(self.converted)
+        return frozenset(function for holder, function in self.converted if holder in holders)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         value = node.value
@@ -87,15 +91,15 @@ class SeedReadsCollector:
         if name == "__dict__":
             holder = _holder(node.value)
             if holder is not None and self._uses_value():
-                self.converted.add(holder)
+                self.converted.add((holder, self.function()))
         elif _seed_like(name) and self._uses_value():
-            self.names.add(name)
+            self.names.add((name, self.function()))
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
             key = literal(node.slice[0].slice.value)
             if isinstance(key, str) and _seed_like(key) and self._uses_value():
-                self.names.add(key)
+                self.names.add((key, self.function()))
 
     def visit_Call(self, node: cst.Call, targets: frozenset[str]) -> None:
         func = node.func
@@ -111,20 +115,20 @@ class SeedReadsCollector:
             key = literal(positional[at].value) if len(positional) > at else None
             if isinstance(key, str):
                 if _seed_like(key):
-                    self.names.add(key)
+                    self.names.add((key, self.function()))
             elif _GETATTR in targets and positional and (holder := _holder(positional[0].value)) is not None:
-                self.converted.add(holder)  # `getattr(args, name)`: any attribute
+                self.converted.add((holder, self.function()))  # `getattr(args, name)`: any attribute
             return
         if targets & _WHOLE_CONVERTERS:
             holders = {_holder(arg.value) for arg in node.args}
-            self.converted.update(holder for holder in holders if holder is not None)
+            self.converted.update((holder, self.function()) for holder in holders if holder is not None)
             return
         if targets & _INERT_CALLS:
             return
         for arg in node.args:
             holder = _holder(arg.value)
             if holder is not None:
-                self.handed_over.append(HandedOver(node, tuple(sorted(targets)), method, holder))
+                self.handed_over.append(HandedOver(node, tuple(sorted(targets)), method, holder, self.function()))
 
     def _uses_value(self) -> bool:
         """Whether the node being visited is read for its value: not an assignment's target, and not

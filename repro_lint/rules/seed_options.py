@@ -100,15 +100,22 @@ def _options(project: ProjectModel, program: Program) -> Iterator[tuple[ModuleFa
 
 
 def _read_names(project: ProjectModel, program: Program) -> frozenset[str] | None:
-    """The seed-like names the program reads for their value, or None where an options object goes
-    whole to code the analysis cannot see (any of its values may be read there)."""
+    """The seed-like names the program reads for their value in code it may run, or None where an
+    options object goes whole to code the analysis cannot see (any of its values may be read there)."""
     within = project.calls.module_set(program.modules)
+    reachable = project.reachable_functions(program)
+
+    def runs(function: str | None) -> bool:
+        return function is None or function in reachable
+
     read: set[str] = set()
     for name in program.modules:
         reads = project.modules[name].seed_reads
-        if reads.converts or any(not project.calls.callees(call, name, within) for call in reads.handed_over):
+        if any(map(runs, reads.converting)):
             return None
-        read |= reads.names
+        if any(runs(function) and not project.calls.callees(call, name, within) for call, function in reads.handed_over):
+            return None
+        read.update(seed for seed, function in reads.names if runs(function))
     return frozenset(read)
 
 
