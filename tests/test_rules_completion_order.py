@@ -30,8 +30,6 @@ REP208_FIRES = [
     # ... saved, or written to a manifest
     "import json\n" + _GATHER + "    with open('manifest.json', 'w') as f:\n        json.dump(out, f)\n",
     "import numpy as np\n" + _GATHER + "    np.save('features.npy', np.array(out))\n",
-    # ... returned to the caller as its list of samples
-    _GATHER + "    return out\n",
     # written one by one into a manifest
     "from multiprocessing import Pool\n"
     "with Pool(8) as pool, open('train.tsv', 'w') as manifest:\n"
@@ -79,6 +77,8 @@ REP208_FIRES = [
 ]
 
 REP208_SILENT = [
+    # handed back to the caller, which decides (diffusers' shard loader returns its error messages)
+    _GATHER + "    return out\n",
     # only reduced order-independently
     _GATHER + "    return sum(out)\n",
     _GATHER + "    return min(out), max(out), len(out)\n",

@@ -100,3 +100,42 @@ def test_rep209_across_modules(project):
     })
     result = lint_paths([root], Settings(select=("REP209",)))
     assert [(f.path.rpartition("/")[2], f.start.line, f.code) for f in result.findings] == [("samplers.py", 11, "REP209")]
+
+
+_HELPER = (
+    _HEAD + "def grouped_indices(lengths, batch_size, generator=None):\n"
+    "    indices = torch.randperm(len(lengths), generator=generator)\n"
+    "    return indices.tolist()\n\n"
+    "def sortish(data, bs):\n"
+    "    idxs = np.random.permutation(len(data))\n"
+    "    return idxs\n\n"
+)
+
+
+def test_rep209_follows_module_functions_the_sampler_calls():
+    code = _HELPER + (
+        "class Sortish(Sampler):\n    def __iter__(self):\n        return iter(sortish(self.data, self.bs))\n\n"
+        "class Grouped(Sampler):\n    def __iter__(self):\n        return iter(grouped_indices(self.lengths, self.bs))\n\n"
+        "class Seeded(Sampler):\n    def __iter__(self):\n        g = torch.Generator()\n        g.manual_seed(self.seed + self.epoch)\n"
+        "        return iter(grouped_indices(self.lengths, self.bs, generator=g))\n"
+    )
+    found = [(finding.start.line, finding.message.split("`")[1]) for finding in lint(code, "REP209")]
+    # the plain draw at the draw; the helper that applies its caller's `generator` at the call that passes none
+    assert found == [(11, "np.random.permutation"), (20, "torch.randperm")]
+
+
+def test_rep209_helper_with_owned_generator_is_silent():
+    code = _HELPER + "class Grouped(Sampler):\n    def __iter__(self):\n        return iter(grouped_indices(self.lengths, self.bs, generator=self.generator))\n"
+    assert codes(code, "REP209") == []
+
+
+def test_rep209_helper_given_none_explicitly_is_reported_at_that_call():
+    """LLaVA's pattern: the sampler passes its generator on, but a helper passes `generator=None`."""
+    code = _HELPER + (
+        "def by_modality(lengths, bs, generator=None):\n"
+        "    first = grouped_indices(lengths, bs, generator=None)\n"
+        "    second = grouped_indices(lengths, bs, generator=generator)\n"
+        "    return first + second\n\n"
+        "class Grouped(Sampler):\n    def __iter__(self):\n        return iter(by_modality(self.lengths, self.bs, generator=self.generator))\n"
+    )
+    assert [finding.start.line for finding in lint(code, "REP209")] == [15]

@@ -488,7 +488,9 @@ class CompletionOrderResults(Rule):
                 self._check(node, f"{COMPLETION_PAIRS[pair]}(...)", self._flow().leak_of_name(finished, index_for(self.context).parent(node), node), None)
 
     def _flow(self) -> OrderFlow:
-        return OrderFlow(self.context, results=True)
+        # Results handed back to the caller are the caller's to order: often only error messages
+        # or names, reduced or logged there.
+        return OrderFlow(self.context, escapes=False, results=True)
 
     def _finished_in_loop(self, node: cst.Call) -> str | None:
         """The name of the finished list in `done, pending = ray.wait(pending)` inside a loop: one call

@@ -10,7 +10,7 @@ import libcst as cst
 from repro_lint.core.message_text import elide
 from repro_lint.facts.context import FileContext
 from repro_lint.facts.dataloader_calls import is_dataloader, loader_argument
-from repro_lint.facts.edits import keyword, literal
+from repro_lint.facts.edits import argument, keyword, literal
 from repro_lint.facts.events import short, tables
 from repro_lint.facts.module_index import ModuleIndex, index_for, scope_chain
 from repro_lint.facts.names import dotted_name, terminal_name
@@ -31,14 +31,14 @@ def _draws() -> dict[str, str]:
 
 
 DRAWS = _draws()
-_DRAW_SHORT = frozenset(name.rpartition(".")[2] for name in DRAWS)
 
 
 @register
 class SamplerGlobalRng(Rule):
     """A sampler of the project's own whose `__iter__` shuffles with `torch.randperm`,
-    `random.shuffle` or `np.random.permutation`: the order then moves whenever earlier code draws a
-    different amount, and a `generator` given to the DataLoader cannot fix it."""
+    `random.shuffle` or `np.random.permutation` (itself, or in a method or module function it
+    calls): the order then moves whenever earlier code draws a different amount, and a `generator`
+    given to the DataLoader cannot fix it."""
 
     code = "REP209"
     name = "sampler-global-rng"
@@ -46,38 +46,75 @@ class SamplerGlobalRng(Rule):
 
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)
-        self._orders: dict[cst.ClassDef, frozenset[str]] = {}
         self._loader_samplers: frozenset[str] | None = None
+        self._reported: set[cst.CSTNode] = set()
 
-    def visit_Call(self, node: cst.Call) -> None:
-        if isinstance(node.func, cst.Attribute) and node.func.attr.value not in _DRAW_SHORT:
-            return
-        draw = self.context.matches(node.func, DRAWS)
-        if draw is None or _own_generator(node):
-            return
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
         index = index_for(self.context)
-        method = _method(index, node)
-        if method is None:
+        if not self._is_sampler(index, node, set()):
             return
-        cls = index.method_class(method)
-        if cls is None or method.name.value not in self._ordering_methods(index, cls):
-            return
-        rng = DRAWS[draw]
-        if index.never_runs(node) or _after_exit(index, node, method) or self._reseeded(index, method, node, rng):
-            return
-        self.report(
-            node,
-            f"`{short(draw)}` in sampler `{elide(cls.name.value, 20)}` uses {_RNG_NAMES[rng]} global RNG, not the DataLoader's `generator`",
-        )
+        for method in _reached_from_iter(node):
+            self._check(index, node, method, method, None, None, {method})
 
-    # --- which classes are samplers, and which of their methods pick the order ----------------------
+    def _check(
+        self,
+        index: ModuleIndex,
+        cls: cst.ClassDef,
+        function: cst.FunctionDef,
+        method: cst.FunctionDef,
+        site: cst.Call | None,
+        direct: cst.Call | None,
+        seen: set[cst.FunctionDef],
+    ) -> None:
+        """Report the global draws in `function`, which `method` of the sampler reaches: `site` is
+        the call in `method` that leads here, `direct` the call of `function` itself (both None in
+        the method itself)."""
+        for call in _calls(function):
+            if index.never_runs(call) or _after_exit(index, call, function):
+                continue
+            names = self.context.resolver.resolve(call.func, scope_chain(index, call))
+            draw = min(names & DRAWS.keys(), default=None)
+            if draw is None:
+                helper = self._module_function(index, names)
+                if helper is not None and helper not in seen:
+                    seen.add(helper)
+                    self._check(index, cls, helper, method, site or call, call, seen)
+                continue
+            rng = DRAWS[draw]
+            if self._reseeded(index, function, call, rng) or (site is not None and self._reseeded(index, method, site, rng)):
+                continue
+            generator = keyword(call, "generator")
+            if generator is not None and literal(generator.value) is not None:
+                # `generator=generator`, a parameter defaulting to None: the caller's choice decides.
+                parameter = _none_default_parameter(function, generator.value)
+                if parameter is None or direct is None or _passes(direct, parameter):
+                    continue
+                where = direct
+            else:
+                where = call
+            if where in self._reported:
+                continue
+            self._reported.add(where)
+            self.report(
+                where,
+                f"`{short(draw)}` in sampler `{elide(cls.name.value, 20)}` uses {_RNG_NAMES[rng]} global RNG, not the DataLoader's `generator`",
+            )
 
-    def _ordering_methods(self, index: ModuleIndex, cls: cst.ClassDef) -> frozenset[str]:
-        """`__iter__` and the methods of the class it calls through `self.`, when `cls` is a sampler."""
-        cached = self._orders.get(cls)
-        if cached is None:
-            cached = self._orders[cls] = _reached_from_iter(cls) if self._is_sampler(index, cls, set()) else frozenset()
-        return cached
+    def _module_function(self, index: ModuleIndex, names: frozenset[str]) -> cst.FunctionDef | None:
+        """The function of this module that a call calls (`sortish_indices(...)`)."""
+        prefix = self.context.module_name + "."
+        for name in sorted(names):
+            if name.startswith(prefix):
+                local = name[len(prefix) :]
+                found = next(
+                    (statement for statement in index.module.body if isinstance(statement, cst.FunctionDef) and statement.name.value == local),
+                    None,
+                )
+                if found is not None:
+                    return found
+        return None
+
+    # --- which classes are samplers ---------------------------------------------------------------
 
     def _is_sampler(self, index: ModuleIndex, cls: cst.ClassDef, seen: set[str]) -> bool:
         seen.add(cls.name.value)
@@ -102,12 +139,12 @@ class SamplerGlobalRng(Rule):
             self._loader_samplers = frozenset(finder.found)
         return self._loader_samplers
 
-    def _reseeded(self, index: ModuleIndex, method: cst.FunctionDef, draw: cst.Call, rng: str) -> bool:
-        """`np.random.seed(self.seed + self.epoch)` earlier in the same method: the sampler sets the
+    def _reseeded(self, index: ModuleIndex, function: cst.FunctionDef, before: cst.Call, rng: str) -> bool:
+        """`np.random.seed(self.seed + self.epoch)` earlier in the same function: the sampler sets the
         global RNG's state itself before drawing, so earlier draws cannot move its order."""
         seeders = tables().seeders
-        for call in _calls(method):
-            if index.order(call) >= index.order(draw):
+        for call in _calls(function):
+            if index.order(call) >= index.order(before):
                 continue
             names = self.context.resolver.resolve(call.func, scope_chain(index, call))
             if any(rng in seeders.get(name, ()) for name in names):
@@ -144,18 +181,25 @@ class _LoaderSamplers(cst.CSTVisitor):
                     yield called
 
 
-def _own_generator(call: cst.Call) -> bool:
-    """`torch.randperm(n, generator=self.generator)` draws from a generator the sampler holds."""
-    given = keyword(call, "generator")
-    return given is not None and literal(given.value) is not None
-
-
-def _method(index: ModuleIndex, node: cst.CSTNode) -> cst.FunctionDef | None:
-    """The method (a function directly in a class body) whose code, nested functions included, holds `node`."""
-    for ancestor in index.ancestors(node):
-        if isinstance(ancestor, cst.FunctionDef) and index.method_class(ancestor) is not None:
-            return ancestor
+def _none_default_parameter(function: cst.FunctionDef, value: cst.BaseExpression) -> tuple[str, int | None] | None:
+    """The parameter `value` names when it defaults to None (`generator=None`), with its position."""
+    if not isinstance(value, cst.Name):
+        return None
+    params = function.params
+    positional = [*params.posonly_params, *params.params]
+    for position, param in enumerate([*positional, *params.kwonly_params]):
+        if param.name.value == value.value and param.default is not None and literal(param.default) is None:
+            return param.name.value, position if position < len(positional) else None
     return None
+
+
+def _passes(site: cst.Call, parameter: tuple[str, int | None]) -> bool:
+    """Whether the call gives the parameter a value other than None (`**kwargs` may)."""
+    name, position = parameter
+    if any(arg.star == "**" for arg in site.args):
+        return True
+    given = argument(site, name, position)
+    return given is not None and literal(given.value) is not None
 
 
 def _module_class(index: ModuleIndex, name: str) -> cst.ClassDef | None:
@@ -164,20 +208,19 @@ def _module_class(index: ModuleIndex, name: str) -> cst.ClassDef | None:
     )
 
 
-def _reached_from_iter(cls: cst.ClassDef) -> frozenset[str]:
+def _reached_from_iter(cls: cst.ClassDef) -> list[cst.FunctionDef]:
+    """`__iter__` and the methods of the class it calls through `self.`, transitively."""
     methods = {statement.name.value: statement for statement in cls.body.body if isinstance(statement, cst.FunctionDef)}
     if _ORDER_METHOD not in methods:
-        return frozenset()
-    reached = {_ORDER_METHOD}
-    stack = [methods[_ORDER_METHOD]]
-    while stack:
-        for call in _calls(stack.pop()):
+        return []
+    reached = [methods[_ORDER_METHOD]]
+    for method in reached:
+        for call in _calls(method):
             func = call.func
             if isinstance(func, cst.Attribute) and dotted_name(func.value) == "self" and func.attr.value in methods:
-                if func.attr.value not in reached:
-                    reached.add(func.attr.value)
-                    stack.append(methods[func.attr.value])
-    return frozenset(reached)
+                if methods[func.attr.value] not in reached:
+                    reached.append(methods[func.attr.value])
+    return reached
 
 
 def _calls(node: cst.CSTNode) -> list[cst.Call]:
@@ -191,10 +234,10 @@ def _calls(node: cst.CSTNode) -> list[cst.Call]:
     return calls
 
 
-def _after_exit(index: ModuleIndex, node: cst.CSTNode, method: cst.FunctionDef) -> bool:
+def _after_exit(index: ModuleIndex, node: cst.CSTNode, function: cst.FunctionDef) -> bool:
     """Whether `node` follows a `return` or `raise` in one of the blocks that hold it (dead code)."""
     for ancestor in index.ancestors(node):
-        if ancestor is method:
+        if ancestor is function:
             return False
         block = index.parent(ancestor)
         if isinstance(block, cst.IndentedBlock) and isinstance(ancestor, cst.BaseStatement):
