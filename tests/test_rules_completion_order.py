@@ -175,3 +175,11 @@ def test_rep208_fixed_file_compiles_and_keeps_the_order():
 def test_rep208_no_fix_for_as_completed():
     (finding,) = lint(_GATHER + "    return out[0]\n", "REP208")
     assert finding.fix is None
+
+
+def test_numbered_store_reaches_rep107_too():
+    """`table[i] = x` under `enumerate` stores each element at its position in the arbitrary order:
+    the data flow counts it for directory listings as for completion order."""
+    code = "import os\ntable = {}\nfor i, name in enumerate(os.listdir(root)):\n    table[i] = name\n"
+    assert codes(code, "REP107") == ["REP107"]
+    assert codes(code.replace("os.listdir(root)", "sorted(os.listdir(root))"), "REP107") == []
