@@ -76,6 +76,7 @@ class _Vocabulary:
         self.set_methods = frozenset(data["set_methods"])
         self.mapping_views = frozenset(data["mapping_views"])
         self.growers = frozenset(data["growers"])
+        self.writers = frozenset(load("completion_order.json")["writers"])
 
 
 VOCABULARY = _Vocabulary()
@@ -98,14 +99,18 @@ def _is_full_slice(node: cst.Subscript) -> bool:
 class OrderFlow:
     """Follows a value in an arbitrary order to its first order-dependent use."""
 
-    def __init__(self, context: FileContext, escapes: bool = True) -> None:
+    def __init__(self, context: FileContext, escapes: bool = True, results: bool = False) -> None:
         """`escapes`: whether a sequence returned or yielded to the caller counts as used in order. A
         listing returned by a helper is the caller's file list; a list made from a set and returned
-        (`return list(names)`) is more often a collection of names, so REP106 leaves it to the caller."""
+        (`return list(names)`) is more often a collection of names, so REP106 leaves it to the caller.
+        `results`: the value is a stream of results in completion order (REP208). A loop over it that
+        writes each result out (`f.write(...)`) stores them in that order; one that stores each
+        result under its own key (`out[index] = result`) puts them back in input order."""
         self.context = context
         self.index = index_for(context)
         self.words = VOCABULARY
         self.escapes = escapes
+        self.results = results
         self._seen: set[tuple[str, cst.CSTNode]] = set()
 
     def leak(self, source: cst.CSTNode, kind: Kind) -> Leak | None:
@@ -447,7 +452,7 @@ class OrderFlow:
             derived = _names_in(target.elements[1].value)
         else:
             derived = _names_in(target)
-        body = _LoopBody(loop, derived, counters)
+        body = _LoopBody(loop, derived, counters, self.results)
         if body.leak is not None:
             return Leak(body.leak, iterable)
         for collection, collection_kind in body.collections:
@@ -460,8 +465,9 @@ class OrderFlow:
 class _LoopBody(OwnScopeVisitor):
     """What a loop body does with the loop's elements (not entering nested functions)."""
 
-    def __init__(self, loop: cst.For, derived: set[str], counters: set[str]) -> None:
+    def __init__(self, loop: cst.For, derived: set[str], counters: set[str], results: bool) -> None:
         self.loop = loop
+        self.results = results
         self.derived = set(derived)
         self.counters: set[str] = set(counters)
         self.collections: list[tuple[str, Kind]] = []
@@ -491,12 +497,17 @@ class _LoopBody(OwnScopeVisitor):
         for target in node.targets:
             if isinstance(target.target, cst.Name) and self._uses_element(node.value):
                 self.selects = True
-            if isinstance(target.target, cst.Subscript) and self._uses_element(target.target.slice[0] if target.target.slice else None):
-                container = dotted_name(target.target.value)
+            if not isinstance(target.target, cst.Subscript) or not target.target.slice:
+                continue
+            key = target.target.slice[0]
+            container = dotted_name(target.target.value)
+            if self._uses_element(key):
                 if _counts(node.value, self.counters, container):
                     self.leak = self.leak or node  # an index mapping: each element gets the next number
-                elif container is not None:
+                elif container is not None and not self.results:
                     self.collections.append((container, Kind.MAPPING))
+            elif self.counters and self._uses_element(node.value) and _counts(key, self.counters, None):
+                self.leak = self.leak or node  # `table[i] = x`: each element stored at its number
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         target = dotted_name(node.target)
@@ -505,7 +516,12 @@ class _LoopBody(OwnScopeVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if not (isinstance(func, cst.Attribute) and func.attr.value in VOCABULARY.growers):
+        if not isinstance(func, cst.Attribute):
+            return
+        if self.results and func.attr.value in VOCABULARY.writers and any(self._uses_element(arg.value) for arg in node.args):
+            self.leak = self.leak or node  # each result written out as it comes
+            return
+        if func.attr.value not in VOCABULARY.growers:
             return
         receiver = dotted_name(func.value)
         if receiver is not None and any(self._uses_element(arg.value) for arg in node.args):

@@ -1,4 +1,5 @@
-"""REP106, REP107: orders that come from hash values or the file system instead of the data."""
+"""REP106, REP107, REP208: orders that come from hash values, the file system or thread scheduling
+instead of the data."""
 
 from __future__ import annotations
 
@@ -447,3 +448,72 @@ def _sorts_in_place(body: cst.CSTNode, name: str) -> bool:
 
     walk(body, Find())
     return found
+
+
+def _completion_order() -> tuple[dict[str, str], dict[str, str | None], dict[str, str]]:
+    data = load("completion_order.json")
+    return data["functions"], data["methods"], data["pairs"]
+
+
+COMPLETION_FUNCTIONS, COMPLETION_METHODS, COMPLETION_PAIRS = _completion_order()
+_COMPLETION_SHORT = frozenset(name.rpartition(".")[2] for name in (*COMPLETION_FUNCTIONS, *COMPLETION_PAIRS))
+
+
+@register
+class CompletionOrderResults(Rule):
+    """Results gathered as they finish (`as_completed`, `imap_unordered`, `ray.wait` in a loop) and
+    then used in that order: it follows thread and process scheduling, so it changes from run to run."""
+
+    code = "REP208"
+    name = "completion-order-results"
+    fix_availability = FixAvailability.SOMETIMES
+    required_text = ("as_completed", "imap_unordered", "wait")
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        short = terminal_name(func)
+        if isinstance(func, cst.Attribute) and short in COMPLETION_METHODS:
+            self._check(node, f".{short}(...)", self._flow().leak(node, Kind.SEQUENCE), COMPLETION_METHODS[short])
+            return
+        if short not in _COMPLETION_SHORT and not isinstance(func, cst.Name):
+            return
+        function = self.context.matches(func, COMPLETION_FUNCTIONS)
+        if function is not None:
+            self._check(node, f"{COMPLETION_FUNCTIONS[function]}(...)", self._flow().leak(node, Kind.SEQUENCE), None)
+            return
+        pair = self.context.matches(func, COMPLETION_PAIRS)
+        if pair is not None:
+            finished = self._finished_in_loop(node)
+            if finished is not None:
+                self._check(node, f"{COMPLETION_PAIRS[pair]}(...)", self._flow().leak_of_name(finished, index_for(self.context).parent(node), node), None)
+
+    def _flow(self) -> OrderFlow:
+        # Results handed back to the caller are the caller's to order: often only error messages
+        # or names, reduced or logged there.
+        return OrderFlow(self.context, escapes=False, results=True)
+
+    def _finished_in_loop(self, node: cst.Call) -> str | None:
+        """The name of the finished list in `done, pending = ray.wait(pending)` inside a loop: one call
+        gives the finished refs in input order, a loop of them gathers results as they finish."""
+        index = index_for(self.context)
+        assign = index.parent(node)
+        if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0].target, (cst.Tuple, cst.List))):
+            return None
+        elements = assign.targets[0].target.elements
+        loop = index.enclosing(node, (cst.For, cst.While, cst.FunctionDef, cst.ClassDef))
+        if not elements or not isinstance(loop, (cst.For, cst.While)):
+            return None
+        return dotted_name(elements[0].value)
+
+    def _check(self, node: cst.Call, label: str, leak: Leak | None, in_order: str | None) -> None:
+        if leak is None or index_for(self.context).never_runs(node):
+            return
+        fix = None
+        if in_order is not None and isinstance(node.func, cst.Attribute):
+            fix = PendingFix(
+                Applicability.UNSAFE,
+                f"Use `{in_order}`, which yields results in input order (it may be slower)",
+                (NodeEdit(node.func.attr, in_order),),
+            )
+        how = describe_use(leak, self.context.code_for)
+        self.report(node, f"`{elide(label)}` gives results in a per-run completion order, and {how}", fix)

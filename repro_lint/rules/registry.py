@@ -8,7 +8,7 @@ from pathlib import Path
 
 from repro_lint.core import catalog
 from repro_lint.core.catalog import RuleInfo, to_json
-from repro_lint.rules import attention, backends, checkpoints, data_loading, determinism, estimators, generators, kernels, ordering, sampler_epochs, seed_options, seeding, splits, syntax, unused_noqa  # noqa: F401  (imported to register the rules)
+from repro_lint.rules import attention, backends, checkpoints, data_loading, determinism, estimators, generators, kernels, ordering, sampler_epochs, sampler_rng, seed_options, seeding, splits, syntax, unused_noqa  # noqa: F401  (imported to register the rules)
 from repro_lint.rules.base import REGISTRY, RuleMeta
 
 __all__ = ["REGISTRY"]
