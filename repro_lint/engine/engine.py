@@ -17,6 +17,7 @@ from repro_lint.analysis.result import FileAnalysis
 from repro_lint.analysis.suppression import unused_noqa
 from repro_lint.core.findings import Finding
 from repro_lint.core.problems import Problem, internal_error
+from repro_lint.core.program_outline import ProgramOutline
 from repro_lint.core.settings import Settings
 from repro_lint.engine.cache import AnalysisCache, LastRun, RecordedRun, prune
 from repro_lint.engine.discovery import SCANNED_SUFFIXES
@@ -55,6 +56,8 @@ class Engine:
         self.problems: list[Problem] = []  # of the project pass and of fixing; files' own are in their analyses
         # By the last `fix`: each fixed module's (by id) text before its fixes, and the fixes kept.
         self.fixes_applied: dict[int, tuple[str, int]] = {}
+        # The programs of the projects `findings` answered for, their files as displayed (for the audit).
+        self.programs: list[ProgramOutline] = []
 
     @staticmethod
     def _analyze(module: SourceModule) -> FileAnalysis:
@@ -117,6 +120,7 @@ class Engine:
                 pending.append((project, last_run))
             else:
                 found.extend(answer)
+                self.programs.extend(_current(program, project) for program in recorded.programs)  # type: ignore[union-attr]
         self._analyze_pending([project for project, _ in pending])
         with kept_out_of_collections():  # the analyses, which the project pass reads and keeps
             for project, last_run in pending:
@@ -194,6 +198,7 @@ class Engine:
         # The rules and the program model are imported only here and in the workers: a run that the
         # last run's records answer never loads them, nor LibCST.
         from repro_lint.program.model import ProjectModel
+        from repro_lint.program.outline import outline
         from repro_lint.rules.registry import REGISTRY
 
         chosen = [REGISTRY[code] for code in sorted(self.enabled)]
@@ -205,14 +210,17 @@ class Engine:
         failures = len(self.problems)
         model: ProjectModel | None
         entries = None
+        programs: tuple[ProgramOutline, ...] = ()
         try:
             model = ProjectModel((analysis.facts for analysis in analyses if analysis.facts is not None), self.settings.entry_points)
             if program_rules:
                 entries = tuple(program.entry.path for program in model.programs)
                 model.declared = self._declared(project, entries)
+            programs = _displayed(outline(model), project)
         except Exception as error:  # without a model, the findings that need none are still reported
             self.problems.append(internal_error(where, error))
             model = None
+        self.programs.extend(programs)
         verdicts: dict[_Question, bool] = {}
         for module in reported:
             for finding in self._analyze(module).findings:
@@ -241,7 +249,9 @@ class Engine:
             files = last_run.files(module.digest for module in modules)
             declared = model.declared if entries is not None else None
             analyses_kept = cache_entries(project, cache)
-            last_run.store(RecordedRun(found, entries, declared, files, program_findings, verdicts, analyses_kept, frozenset(model.modules), model.function_names))
+            last_run.store(
+                RecordedRun(found, entries, declared, files, program_findings, verdicts, analyses_kept, frozenset(model.modules), model.function_names, programs)
+            )
             prune(cache.folder)  # after a full pass only: a run answered from its record must stay quick
         return found
 
@@ -347,6 +357,20 @@ class Engine:
             module.text, module.analysis = before.pop(id(module))[0], None
             broken.add(id(module))
         return bool(failed)
+
+
+def _displayed(programs: Iterable[ProgramOutline], project: Project) -> tuple[ProgramOutline, ...]:
+    """The programs with their files named as the run displays them."""
+    display = {module.identity.relative_path: module.display for module in project.modules}
+    return tuple(replace(program, path=display[program.path], modules=tuple(display[path] for path in program.modules)) for program in programs)
+
+
+def _current(program: ProgramOutline, project: Project) -> ProgramOutline:
+    """A recorded program, with its entry line as it is now: an edit the project pass cannot see may
+    have moved the main guard (the entry module was then analysed again)."""
+    module = next((module for module in project.modules if module.display == program.path), None)
+    facts = module.analysis.facts if module is not None and module.analysis is not None else None
+    return program if facts is None else replace(program, line=facts.main_guard_line or 1)
 
 
 def _question(finding: Finding, module: SourceModule) -> _Question | None:

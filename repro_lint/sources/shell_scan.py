@@ -9,7 +9,7 @@ from repro_lint.analysis.result import FileAnalysis, syntax_error
 from repro_lint.analysis.suppression import Suppressions
 from repro_lint.core.source import LineIndex
 from repro_lint.knowledge import load
-from repro_lint.sources.launches import check_environment, check_launch, deterministic_mode, launches
+from repro_lint.sources.launches import Launch, check_environment, check_launch, deterministic_mode, launches
 from repro_lint.sources.reports import analysis, empty
 from repro_lint.sources.shell import Command, interpret
 from repro_lint.sources.shell_lexer import Comment, ShellSyntaxError, lex
@@ -45,6 +45,15 @@ def scan(text: str, display: str) -> FileAnalysis:
         for report in check_environment(assignment, claims_determinism)
     ]
     return analysis(display, text, sorted(reports, key=lambda report: (report.offset, report.code)), _suppressions(text, lexed.comments, script.commands))
+
+
+def started(text: str) -> list[Launch]:
+    """The launches of a script (none when it does not lex): what the audit matches to programs."""
+    try:
+        lexed = lex(text)
+    except ShellSyntaxError:
+        return []
+    return list(launches(interpret(text, lexed)))
 
 
 def parses(text: str) -> bool:
