@@ -19,9 +19,9 @@ from pathlib import Path
 
 from repro_lint.analysis.result import FileAnalysis
 from repro_lint.core.findings import Finding
+from repro_lint.core.program_outline import ProgramOutline
 from repro_lint.engine.discovery import project_root
 from repro_lint.program.declared import Declared
-from repro_lint.core.program_outline import ProgramOutline
 
 CACHE_FOLDER = ".repro_lint_cache"
 

@@ -120,7 +120,7 @@ class Engine:
                 pending.append((project, last_run))
             else:
                 found.extend(answer)
-                self.programs.extend(_current(program, project) for program in recorded.programs)  # type: ignore[union-attr]
+                self.programs.extend(_current(recorded.programs, project))  # type: ignore[union-attr]
         self._analyze_pending([project for project, _ in pending])
         with kept_out_of_collections():  # the analyses, which the project pass reads and keeps
             for project, last_run in pending:
@@ -216,10 +216,14 @@ class Engine:
             if program_rules:
                 entries = tuple(program.entry.path for program in model.programs)
                 model.declared = self._declared(project, entries)
-            programs = _displayed(outline(model), project)
         except Exception as error:  # without a model, the findings that need none are still reported
             self.problems.append(internal_error(where, error))
             model = None
+        if model is not None:
+            try:
+                programs = _displayed(outline(model), project)
+            except Exception as error:  # the audit's view of the programs, which no finding needs
+                self.problems.append(internal_error(where, error))
         self.programs.extend(programs)
         verdicts: dict[_Question, bool] = {}
         for module in reported:
@@ -365,12 +369,14 @@ def _displayed(programs: Iterable[ProgramOutline], project: Project) -> tuple[Pr
     return tuple(replace(program, path=display[program.path], modules=tuple(display[path] for path in program.modules)) for program in programs)
 
 
-def _current(program: ProgramOutline, project: Project) -> ProgramOutline:
-    """A recorded program, with its entry line as it is now: an edit the project pass cannot see may
-    have moved the main guard (the entry module was then analysed again)."""
-    module = next((module for module in project.modules if module.display == program.path), None)
-    facts = module.analysis.facts if module is not None and module.analysis is not None else None
-    return program if facts is None else replace(program, line=facts.main_guard_line or 1)
+def _current(programs: Iterable[ProgramOutline], project: Project) -> list[ProgramOutline]:
+    """The recorded programs, with their entry lines as they are now: an edit the project pass cannot
+    see may have moved a main guard (the entry module was then analysed again)."""
+    analysed = {module.display: module.analysis.facts for module in project.modules if module.analysis is not None}
+    return [
+        replace(program, line=facts.main_guard_line or 1) if (facts := analysed.get(program.path)) is not None else program
+        for program in programs
+    ]
 
 
 def _question(finding: Finding, module: SourceModule) -> _Question | None:
