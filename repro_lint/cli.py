@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
+from datetime import datetime, timezone
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO, TypeVar
 
 import click
 
@@ -15,16 +16,24 @@ from repro_lint.api import lint_paths
 from repro_lint.core.catalog import CATALOG
 from repro_lint.core.pages import page_text
 from repro_lint.core.problems import Problem, internal_error
-from repro_lint.core.settings import ConfigError
+from repro_lint.core.settings import ConfigError, Settings
 from repro_lint.engine.cache import cache_folders, remove_caches
-from repro_lint.engine.config import load_settings
+from repro_lint.engine.audit import audit_paths
+from repro_lint.engine.config import find_config_file, load_settings
 from repro_lint.engine.discovery import MissingPath, unlintable
+from repro_lint.engine.probe_reports import ProbeReportError, read_probe_report
+from repro_lint.engine.scorecard import judge
 from repro_lint.engine.workers import default_jobs
 from repro_lint.output import text
+from repro_lint.output.audit.context import AuditContext
+from repro_lint.output.audit.report import AUDIT_FORMATS, render_audit
+from repro_lint.output.audit.totals import totals_line
 from repro_lint.output.context import repository_root
 from repro_lint.output.report import FORMATS, errors, render_report, write_report
+from repro_lint.output.sarif import tool_version
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+_T = TypeVar("_T")
 
 
 def _codes(values: tuple[str, ...]) -> list[str]:
@@ -110,11 +119,85 @@ def _stdin_source(paths: tuple[Path, ...], stdin_filename: Path | None, add_noqa
     return {stdin_filename: sys.stdin.buffer.read()}
 
 
+# The options `check` and `audit` share: which files and rules, which settings, and how the run goes.
+_SELECTION = (
+    click.option("--select", multiple=True, help="Only these codes or prefixes (comma-separated)."),
+    click.option("--extend-select", multiple=True, help="Add these codes or prefixes to the selection."),
+    click.option("--ignore", multiple=True, help="Skip these codes or prefixes."),
+)
+_RUN = (
+    click.option(
+        "--output-file",
+        type=click.Path(path_type=Path, dir_okay=False),
+        help="Write the report to FILE (atomically); the terminal gets only the summary.",
+    ),
+    click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain."),
+    click.option("--no-cache", is_flag=True, help="Analyse every file again instead of reusing unchanged files' results."),
+    click.option(
+        "--jobs",
+        "-j",
+        type=click.IntRange(min=1),
+        default=default_jobs,
+        show_default="all cores",
+        help="Processes that parse files; 1 analyses in this process.",
+    ),
+    click.option("--config", "config_file", type=click.Path(path_type=Path, dir_okay=False), help="Configuration file."),
+    click.option("--quiet", "-q", is_flag=True, help="Print the report only, no summary."),
+    click.option("--show-traceback", is_flag=True, help="Print the traceback of an internal error."),
+)
+
+
+def _options(*options: Callable[[Callable[..., None]], Callable[..., None]]) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    def decorate(command: Callable[..., None]) -> Callable[..., None]:
+        for option in reversed(options):
+            command = option(command)
+        return command
+
+    return decorate
+
+
+def _targets(paths: tuple[Path, ...], given: Collection[Path] = ()) -> tuple[list[Path], bool]:
+    """The paths that can be linted (default: the current folder), and whether some could not. As
+    Ruff does, a path that cannot be linted is an error that does not keep the others from being
+    linted; the run then exits 2. A path whose text is `given` (standard input) need not exist."""
+    reasons = {path: None if path in given else unlintable(path) for path in list(paths) or [Path(".")]}
+    unusable = [reason for reason in reasons.values() if reason is not None]
+    for reason in unusable:
+        click.echo(f"repro-lint: error: {reason}", err=True)
+    targets = [path for path, reason in reasons.items() if reason is None]
+    if not targets:
+        sys.exit(EXIT_ERROR)
+    return targets, bool(unusable)
+
+
+def _settings(
+    config_file: Path | None, target: Path, select: tuple[str, ...], extend_select: tuple[str, ...], ignore: tuple[str, ...], **files: Any
+) -> Settings:
+    """The settings of the project holding `target`, with the command line's selection (and, for
+    `check`, its file options: `exclude`, `extend_exclude`, `per_file_ignores`) over them."""
+    return load_settings(config_file, target).with_overrides(_codes(select) if select else None, _codes(extend_select), _codes(ignore), **files)
+
+
+def _guarded(work: Callable[[], _T], show_traceback: bool) -> _T:
+    """`work()`, with a bad setting or path said in one line and an internal error of the engine
+    itself (outside any one file's or rule's work) as `check` says it; both exit 2."""
+    try:
+        return work()
+    except (ConfigError, MissingPath) as error:
+        _fail(str(error))
+    except Exception as error:
+        problem = internal_error(".", error)
+        click.echo(f"error: repro-lint failed: {problem.summary}", err=True)
+        if show_traceback:
+            click.echo(problem.traceback.rstrip("\n"), err=True)
+        else:
+            click.echo("hint: run again with --show-traceback, and please report it with that traceback", err=True)
+    sys.exit(EXIT_ERROR)
+
+
 @main.command()
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
-@click.option("--select", multiple=True, help="Only these codes or prefixes (comma-separated).")
-@click.option("--extend-select", multiple=True, help="Add these codes or prefixes to the selection.")
-@click.option("--ignore", multiple=True, help="Skip these codes or prefixes.")
+@_options(*_SELECTION)
 @click.option("--fix", is_flag=True, help="Apply safe fixes.")
 @click.option("--unsafe-fixes", is_flag=True, help="Also apply fixes that may slow training or change behaviour.")
 @click.option("--diff", is_flag=True, help="Print the fixes as a unified diff; change nothing.")
@@ -126,12 +209,6 @@ def _stdin_source(paths: tuple[Path, ...], stdin_filename: Path | None, add_noqa
     show_default=True,
     help="concise (alias: text): a line per finding; full: also its source and fix; the others are for machines.",
 )
-@click.option(
-    "--output-file",
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="Write the report to FILE (atomically); the terminal gets only the summary.",
-)
-@click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
 @click.option("--statistics", is_flag=True, help="Count findings by code instead of listing them (JSON with --output-format json).")
 @click.option("--show-fixes", is_flag=True, help="Mark findings --fix would fix with [*]; with --fix, list the fixes made.")
 @click.option(
@@ -149,23 +226,12 @@ def _stdin_source(paths: tuple[Path, ...], stdin_filename: Path | None, add_noqa
     metavar="PATTERN:CODES",
     help="Skip codes in files matching a pattern, instead of the configured per-file-ignores (`tests/*:REP1,REP2,scripts/*:REP3`).",
 )
-@click.option("--no-cache", is_flag=True, help="Analyse every file again instead of reusing unchanged files' results.")
-@click.option(
-    "--jobs",
-    "-j",
-    type=click.IntRange(min=1),
-    default=default_jobs,
-    show_default="all cores",
-    help="Processes that parse files; 1 analyses in this process.",
-)
-@click.option("--config", "config_file", type=click.Path(path_type=Path, dir_okay=False), help="Configuration file.")
-@click.option("--quiet", "-q", is_flag=True, help="Print findings only, no summary.")
-@click.option("--show-traceback", is_flag=True, help="Print the traceback of an internal error.")
 @click.option(
     "--stdin-filename",
     type=click.Path(path_type=Path, dir_okay=False),
     help="Lint standard input as this file of its project; with --fix, print the fixed text and change no file.",
 )
+@_options(*_RUN)
 def check(
     paths: tuple[Path, ...],
     select: tuple[str, ...],
@@ -197,25 +263,22 @@ def check(
     stdin = _stdin_source(paths, stdin_filename, add_noqa)
     if stdin:
         paths = tuple(stdin)
-    # As Ruff does, a path that cannot be linted is an error that does not keep the others from
-    # being linted; the run then exits 2.
-    reasons = {path: None if path in stdin else unlintable(path) for path in list(paths) or [Path(".")]}
-    unusable = [reason for reason in reasons.values() if reason is not None]
-    for reason in unusable:
-        click.echo(f"repro-lint: error: {reason}", err=True)
-    targets = [path for path, reason in reasons.items() if reason is None]
-    if not targets:
-        sys.exit(EXIT_ERROR)
-    try:
-        settings = load_settings(config_file, targets[0]).with_overrides(
-            _codes(select) if select else None,
-            _codes(extend_select),
-            _codes(ignore),
+    targets, unusable = _targets(paths, given=stdin)
+    settings = _guarded(
+        lambda: _settings(
+            config_file,
+            targets[0],
+            select,
+            extend_select,
+            ignore,
             exclude=_codes(exclude) if exclude else None,
             extend_exclude=_codes(extend_exclude),
             per_file_ignores=_per_file_ignores(per_file_ignores) if per_file_ignores else None,
-        )
-        result = lint_paths(
+        ),
+        show_traceback,
+    )
+    result = _guarded(
+        lambda: lint_paths(
             targets,
             settings,
             fix=fix,
@@ -226,23 +289,14 @@ def check(
             progress=True,
             add_noqa=add_noqa,
             overrides=stdin,
-        )
-    except (ConfigError, MissingPath) as error:
-        _fail(str(error))
-        return
-    except Exception as error:  # a bug of the engine itself, outside any one file's or rule's work
-        problem = internal_error(".", error)
-        click.echo(f"error: repro-lint failed: {problem.summary}", err=True)
-        if show_traceback:
-            click.echo(problem.traceback.rstrip("\n"), err=True)
-        else:
-            click.echo("hint: run again with --show-traceback, and please report it with that traceback", err=True)
-        sys.exit(EXIT_ERROR)
+        ),
+        show_traceback,
+    )
 
     if add_noqa and not quiet:
         # On standard error, as Ruff says it: standard output keeps the report's format.
         click.echo(f"Added {result.noqa_added} noqa directive{'' if result.noqa_added == 1 else 's'}.", err=True)
-    failed = _say_problems(result.problems, show_traceback) or bool(unusable)
+    failed = _say_problems(result.problems, show_traceback) or unusable
     if diff:
         _emit("".join(result.diffs), output_file, None)
         sys.exit(EXIT_ERROR if failed else EXIT_FINDINGS if result.diffs and not exit_zero else EXIT_OK)
@@ -273,6 +327,61 @@ def check(
     summary = None if quiet else text.summary(result.findings, fixed, unsafe_fixes, errors(result.problems))
     _emit(report, output_file, summary, err=to_stderr, color=colored)
     sys.exit(EXIT_ERROR if failed else EXIT_FINDINGS if result.findings and not exit_zero else EXIT_OK)
+
+
+@main.command()
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@_options(*_SELECTION)
+@click.option("--output-format", type=click.Choice(AUDIT_FORMATS), default="text", show_default=True)
+@click.option(
+    "--probe-report",
+    "probe_files",
+    multiple=True,
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="A `repro-lint probe --json` report, shown beside the program it ran (or every program); repeatable.",
+)
+@_options(*_RUN)
+def audit(
+    paths: tuple[Path, ...],
+    select: tuple[str, ...],
+    extend_select: tuple[str, ...],
+    ignore: tuple[str, ...],
+    output_format: str,
+    probe_files: tuple[Path, ...],
+    output_file: Path | None,
+    exit_zero: bool,
+    no_cache: bool,
+    jobs: int,
+    config_file: Path | None,
+    quiet: bool,
+    show_traceback: bool,
+) -> None:
+    """Judge each program in PATHS (default: the current folder) in five areas: seeding,
+    determinism, data order, checkpoints, configs. Exits 1 when a program is not reproducible."""
+    try:
+        probes = [read_probe_report(path) for path in probe_files]
+    except ProbeReportError as error:
+        _fail(str(error))
+    targets, unusable = _targets(paths)
+    settings = _guarded(lambda: _settings(config_file, targets[0], select, extend_select, ignore), show_traceback)
+    run = _guarded(lambda: audit_paths(targets, settings, use_cache=not no_cache, jobs=jobs, progress=True, probes=probes), show_traceback)
+    failed = _say_problems(run.problems, show_traceback) or unusable
+    for report in run.unmatched_probes:
+        click.echo(f"warning: probe report {report.file} ran {report.script}, which is none of the programs audited", err=True)
+    scorecard = judge(run, settings.enabled_codes)
+    config = config_file or find_config_file(targets[0])
+    context = AuditContext(
+        tuple(str(path) for path in targets),
+        None if config is None else str(config),
+        settings.docs_url,
+        tool_version(),
+        datetime.now(timezone.utc).astimezone(),
+        color=output_file is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ,
+    )
+    report = render_audit(output_format, scorecard, context)
+    _emit(report, output_file, None if quiet else totals_line(scorecard))
+    reproducible = scorecard.reproducible == len(scorecard.programs)
+    sys.exit(EXIT_ERROR if failed else EXIT_FINDINGS if not reproducible and not exit_zero else EXIT_OK)
 
 
 def _say_problems(problems: Sequence[Problem], show_traceback: bool) -> bool:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from repro_lint.analysis.result import FileAnalysis
 from repro_lint.core.findings import Finding
+from repro_lint.core.program_outline import ProgramOutline
 from repro_lint.engine.discovery import project_root
 from repro_lint.program.declared import Declared
 
@@ -96,6 +97,7 @@ class RecordedRun:
     # (program.is_inert) without loading any module's facts.
     modules: frozenset[str]
     function_names: frozenset[str]
+    programs: tuple[ProgramOutline, ...]  # for the audit, the files named as displayed
 
 
 # FAT's modification times have a resolution of 2 s, the coarsest of the file systems in use.

@@ -18,6 +18,7 @@ from repro_lint.analysis.result import FileAnalysis
 from repro_lint.analysis.suppression import unused_noqa
 from repro_lint.core.findings import Finding
 from repro_lint.core.problems import Problem, internal_error
+from repro_lint.core.program_outline import ProgramOutline
 from repro_lint.core.settings import Settings
 from repro_lint.engine.cache import AnalysisCache, LastRun, RecordedRun, prune
 from repro_lint.engine.discovery import SCANNED_SUFFIXES
@@ -56,6 +57,8 @@ class Engine:
         self.problems: list[Problem] = []  # of the project pass and of fixing; files' own are in their analyses
         # By the last `fix`: each fixed module's (by id) text before its fixes, and the fixes kept, by code.
         self.fixes_applied: dict[int, tuple[str, Counter[str]]] = {}
+        # The programs of the projects `findings` answered for, their files as displayed (for the audit).
+        self.programs: list[ProgramOutline] = []
 
     @staticmethod
     def _analyze(module: SourceModule) -> FileAnalysis:
@@ -120,6 +123,7 @@ class Engine:
                 pending.append((project, last_run))
             else:
                 found.extend(answer)
+                self.programs.extend(_current(recorded.programs, project))  # type: ignore[union-attr]
         self._analyze_pending([project for project, _ in pending])
         with kept_out_of_collections():  # the analyses, which the project pass reads and keeps
             for project, last_run in pending:
@@ -198,6 +202,7 @@ class Engine:
         # The rules and the program model are imported only here and in the workers: a run that the
         # last run's records answer never loads them, nor LibCST.
         from repro_lint.program.model import ProjectModel
+        from repro_lint.program.outline import outline
         from repro_lint.rules.registry import REGISTRY
 
         chosen = [REGISTRY[code] for code in sorted(self.enabled)]
@@ -209,6 +214,7 @@ class Engine:
         failures = len(self.problems)
         model: ProjectModel | None
         entries = None
+        programs: tuple[ProgramOutline, ...] = ()
         try:
             model = ProjectModel((analysis.facts for analysis in analyses if analysis.facts is not None), self.settings.entry_points)
             if program_rules:
@@ -217,6 +223,12 @@ class Engine:
         except Exception as error:  # without a model, the findings that need none are still reported
             self.problems.append(internal_error(where, error))
             model = None
+        if model is not None:
+            try:
+                programs = _displayed(outline(model), project)
+            except Exception as error:  # the audit's view of the programs, which no finding needs
+                self.problems.append(internal_error(where, error))
+        self.programs.extend(programs)
         verdicts: dict[_Question, bool] = {}
         for module in reported:
             for finding in self._analyze(module).findings:
@@ -245,7 +257,9 @@ class Engine:
             files = last_run.files(module.digest for module in modules)
             declared = model.declared if entries is not None else None
             analyses_kept = cache_entries(project, cache)
-            last_run.store(RecordedRun(found, entries, declared, files, program_findings, verdicts, analyses_kept, frozenset(model.modules), model.function_names))
+            last_run.store(
+                RecordedRun(found, entries, declared, files, program_findings, verdicts, analyses_kept, frozenset(model.modules), model.function_names, programs)
+            )
             prune(cache.folder)  # after a full pass only: a run answered from its record must stay quick
         return found
 
@@ -365,6 +379,22 @@ def _this_round(findings: Sequence[Finding], unsafe: bool) -> list[Finding]:
 
 def fixed_count(fixes_applied: Mapping[int, tuple[str, Counter[str]]]) -> int:
     return sum(sum(codes.values()) for _, codes in fixes_applied.values())
+
+
+def _displayed(programs: Iterable[ProgramOutline], project: Project) -> tuple[ProgramOutline, ...]:
+    """The programs with their files named as the run displays them."""
+    display = {module.identity.relative_path: module.display for module in project.modules}
+    return tuple(replace(program, path=display[program.path], modules=tuple(display[path] for path in program.modules)) for program in programs)
+
+
+def _current(programs: Iterable[ProgramOutline], project: Project) -> list[ProgramOutline]:
+    """The recorded programs, with their entry lines as they are now: an edit the project pass cannot
+    see may have moved a main guard (the entry module was then analysed again)."""
+    analysed = {module.display: module.analysis.facts for module in project.modules if module.analysis is not None}
+    return [
+        replace(program, line=facts.main_guard_line or 1) if (facts := analysed.get(program.path)) is not None else program
+        for program in programs
+    ]
 
 
 def _question(finding: Finding, module: SourceModule) -> _Question | None:

@@ -9,7 +9,7 @@ from repro_lint.analysis.result import FileAnalysis
 from repro_lint.analysis.suppression import Suppressions
 from repro_lint.core.source import LineIndex
 from repro_lint.knowledge import load
-from repro_lint.sources.launches import check_environment, check_launch, deterministic_mode, launches
+from repro_lint.sources.launches import Launch, check_environment, check_launch, deterministic_mode, launches
 from repro_lint.sources.reports import Report, analysis, empty
 from repro_lint.sources.shell import Command, interpret
 
@@ -42,6 +42,12 @@ def scan(text: str, display: str) -> FileAnalysis:
     ]
     reports += [Report("REP001", error.offset, 0, f"cannot parse: {error.message}") for error in script.errors]
     return analysis(display, text, sorted(reports, key=lambda report: (report.offset, report.code)), _suppressions(text, script.comments, script.commands))
+
+
+def started(text: str) -> list[Launch]:
+    """The launches of a script: what the audit matches to programs (a command a syntax error is
+    part of starts nothing)."""
+    return list(launches(interpret(text)))
 
 
 def _suppressions(text: str, comments: Sequence[tuple[int, int]], commands: Sequence[Command]) -> Suppressions:
