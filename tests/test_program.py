@@ -49,13 +49,27 @@ def test_module_level_call_to_project_function_that_trains():
 
 
 def test_importing_a_module_that_trains_on_load_trains_on_load():
+    # `side` trains when loaded, but `lib` imports it: the program is the module run, `lib`, and an
+    # imported module is never an entry point of its own (catalog, "Reachability").
     project = model({
         "engine.py": "def fit_one(model, opt):\n    model(x).sum().backward()\n",
         "side.py": "from engine import fit_one\nfit_one(model, opt)\n",
         "lib.py": "import side\n",
         "quiet.py": "import engine\nLOG = engine.__name__\n",
     })
-    assert entries(project) == ["lib", "side"]
+    assert entries(project) == ["lib"]
+
+
+def test_a_library_module_is_not_an_entry_point_through_a_name_only_match():
+    # Megatron-LM: `SETTINGS.update({...})` at the top of an imported module matched, by name, a
+    # project method `update` that trains, and every module importing it became a program.
+    project = model({
+        "trainer.py": "class Trainer:\n    def update(self, batch):\n        self.loss(batch).backward()\n",
+        "registry.py": "SETTINGS = {}\nSETTINGS.update({'a': 1})\n",
+        "data.py": "import registry\nimport trainer\n",
+        "models.py": "import data\n",
+    })
+    assert "data" not in entries(project)
 
 
 def test_load_time_calls_that_cannot_reach_training_do_not_make_an_entry_point():

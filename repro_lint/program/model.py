@@ -157,10 +157,20 @@ class ProjectModel:
     # Entry points and programs ------------------------------------------------------------------
 
     def is_entry_point(self, module: str) -> bool:
+        """A module run as a program: one with a main guard, a notebook, one the `entry-points`
+        setting names, or one that trains when run and that no project module imports (an imported
+        module's top-level code runs as part of its importer's program, which is the entry point)."""
         facts = self.modules[module]
-        if facts.main_guard_line is not None or self.module_trains_on_load(module) or facts.path.endswith(".ipynb"):
+        if facts.main_guard_line is not None or facts.path.endswith(".ipynb"):
             return True
-        return any(fnmatch.fnmatch(facts.path, pattern) for pattern in self._entry_point_globs)
+        if any(fnmatch.fnmatch(facts.path, pattern) for pattern in self._entry_point_globs):
+            return True
+        return module not in self._imported and self.module_trains_on_load(module)
+
+    @cached_property
+    def _imported(self) -> frozenset[str]:
+        """The modules some other project module imports."""
+        return frozenset(imported for module in self.modules for imported in self.imported_modules(module))
 
     @cached_property
     def programs(self) -> tuple[Program, ...]:
