@@ -9,7 +9,6 @@ import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from repro_lint.analysis.wrapping import wrap_inserted_line
 from repro_lint.core.findings import Applicability, Finding, Fix
 from repro_lint.core.source import LineIndex
 
@@ -63,6 +62,9 @@ def _wrapped(text: str, start: int, end: int, content: str, limit: int) -> str:
     """`content`, to replace `text[start:end]`, with each whole line it brings wrapped to `limit`."""
     if "\n" not in content:
         return content
+    # Imported here: wrapping parses with LibCST, which a run answered from the cache never loads.
+    from repro_lint.analysis.wrapping import wrap_inserted_line
+
     newline = "\r\n" if "\r\n" in content else "\n"
     lines = content.split(newline)
     rest = text[end : text.find("\n", end) if "\n" in text[end:] else len(text)]
