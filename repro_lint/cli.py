@@ -96,7 +96,7 @@ def _emit(report: str, output_file: Path | None, summary: str | None) -> None:
     help="Processes that parse files; 1 analyses in this process.",
 )
 @click.option("--config", "config_file", type=click.Path(path_type=Path, dir_okay=False), help="Configuration file.")
-@click.option("--quiet", "-q", is_flag=True, help="Print findings only, no summary.")
+@click.option("--quiet", "-q", is_flag=True, help="Print findings only: no summary, no progress.")
 @click.option("--show-traceback", is_flag=True, help="Print the traceback of an internal error.")
 def check(
     paths: tuple[Path, ...],
@@ -134,7 +134,7 @@ def check(
             _codes(select) if select else None, _codes(extend_select), _codes(ignore)
         )
         result = lint_paths(
-            targets, settings, fix=fix, unsafe_fixes=unsafe_fixes, diff=diff, use_cache=not no_cache, jobs=jobs, progress=True, add_noqa=add_noqa
+            targets, settings, fix=fix, unsafe_fixes=unsafe_fixes, diff=diff, use_cache=not no_cache, jobs=jobs, progress=not quiet, add_noqa=add_noqa
         )
     except (ConfigError, MissingPath) as error:
         _fail(str(error))
