@@ -12,11 +12,13 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-
-from pathspec import GitIgnoreSpec
+from typing import TYPE_CHECKING
 
 from repro_lint.core.settings import Settings
 from repro_lint.knowledge import load
+
+if TYPE_CHECKING:
+    from pathspec import GitIgnoreSpec
 
 # Launch scripts and configs are scanned for the settings the rules name (repro_lint/sources/).
 SCANNED_SUFFIXES = (".sh", ".yaml", ".yml", ".json")
@@ -63,6 +65,8 @@ def _read_ignore_file(path: Path, folder: Path) -> _GitIgnore | None:
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return None
+    from pathspec import GitIgnoreSpec  # here: pre-commit's runs name their files and read no ignore file
+
     return _GitIgnore(folder, GitIgnoreSpec.from_lines(lines))
 
 

@@ -16,7 +16,6 @@ from pathlib import Path
 from packaging.version import Version
 
 from repro_lint.knowledge import load
-from repro_lint.program.requirements import lowest_torch_version
 
 CUBLAS_VARIABLE: str = load("determinism.json")["cublas_workspace_variable"]
 # PyTorch PR #161749 removed the check; 2.10 is the first release without it.
@@ -76,6 +75,9 @@ def declared(root: Path | None, entry_paths: Iterable[str], target_torch_version
     elif root is None:
         versions = ()
     else:
+        # Here: `packaging`'s requirement parser is for the project pass only, not for every run.
+        from repro_lint.program.requirements import lowest_torch_version
+
         found = []
         for folder in sorted(_folders(root, entry_paths)):
             version = lowest_torch_version(folder)
