@@ -97,8 +97,8 @@ class Engine:
             module.analysis = cached(cache, module)  # unchanged since the last run: not read for it
             if module.analysis is not None:
                 return True
-        module.load()
-        if scanner is not None:
+        module.load()  # a file that cannot be read gets its problem as its analysis here
+        if module.analysis is None and scanner is not None:
             try:
                 module.analysis = scanner(module.text, module.display)
             except Exception as error:  # one file's bug must not cost the other files' findings
