@@ -142,7 +142,7 @@ _RUN = (
         help="Processes that parse files; 1 analyses in this process.",
     ),
     click.option("--config", "config_file", type=click.Path(path_type=Path, dir_okay=False), help="Configuration file."),
-    click.option("--quiet", "-q", is_flag=True, help="Print the report only, no summary."),
+    click.option("--quiet", "-q", is_flag=True, help="Print the report only: no summary, no progress."),
     click.option("--show-traceback", is_flag=True, help="Print the traceback of an internal error."),
 )
 
@@ -286,7 +286,7 @@ def check(
             diff=diff,
             use_cache=not no_cache,
             jobs=jobs,
-            progress=True,
+            progress=not quiet,
             add_noqa=add_noqa,
             overrides=stdin,
         ),
@@ -364,7 +364,7 @@ def audit(
         _fail(str(error))
     targets, unusable = _targets(paths)
     settings = _guarded(lambda: _settings(config_file, targets[0], select, extend_select, ignore), show_traceback)
-    run = _guarded(lambda: audit_paths(targets, settings, use_cache=not no_cache, jobs=jobs, progress=True, probes=probes), show_traceback)
+    run = _guarded(lambda: audit_paths(targets, settings, use_cache=not no_cache, jobs=jobs, progress=not quiet, probes=probes), show_traceback)
     failed = _say_problems(run.problems, show_traceback) or unusable
     for report in run.unmatched_probes:
         click.echo(f"warning: probe report {report.file} ran {report.script}, which is none of the programs audited", err=True)

@@ -61,6 +61,7 @@ def test_pyproject_without_table_is_skipped(project, tmp_path):
         ('[tool.repro-lint.per-file-ignores]\n"a.py" = "REP1"', "`a.py` must be a list of strings"),
         ('[tool.repro-lint.per-file-ignores.tests]\nx = ["REP1"]', "`tests` must be a list of strings"),
         ("target-torch-version = 2.1", "`target-torch-version` must be a version string"),
+        ('target-torch-version = "two"', "`target-torch-version` must be a version string"),
     ],
 )
 def test_bad_config_names_the_key(project, table, message):
@@ -159,6 +160,7 @@ def test_cli_overrides():
         ("[tool.'repro-lint']\n", True),
         ("[tool.repro-lint\nselect = []\n", True),  # broken: loading must say so, not drop it
         ("[tool.ruff\nselect = []\n", False),  # broken, but not ours
+        ("tool = {repro-lint = {select = [}}\n", True),
         ("[tool.ruff]\nselect = []\n", False),
         ('[project]\ndescription = "see [tool.repro-lint] below"\n', False),
     ],
@@ -187,3 +189,33 @@ def test_bad_docs_url_is_a_config_error_naming_the_key(project, value):
         load_config_file(root / "pyproject.toml")
     result = CliRunner().invoke(main, ["check", str(root)])
     assert result.exit_code == 2 and "`docs-url` must be an absolute http(s) URL" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        'tool = {repro-lint = {ignore = ["REP301"]}}\n',
+        'tool.repro-lint.ignore = ["REP301"]\n',
+        '[tool]\n"repro-lint" = {ignore = ["REP301"]}\n',
+        '[tool."repro-lint"]\nignore = ["REP301"]\n',
+    ],
+)
+def test_every_spelling_of_the_table_applies(project, document):
+    root = project({"train.py": BENCH}, document)
+    assert load_settings(None, root).ignore == ("REP301",)
+    assert CliRunner().invoke(main, ["check", "--no-cache", "--select", "REP301", str(root)]).exit_code == 0
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        'tool = {repro-lint = {ignore = ["REP301"]}\n',  # an inline table left open
+        'tool.repro-lint.ignore = ["REP301"\n',
+        '[tool]\n"repro-lint" = {ignore = ["REP301"],}\n',  # a trailing comma, invalid in an inline table
+    ],
+)
+def test_a_broken_table_of_any_spelling_is_an_error_not_dropped(project, document):
+    root = project({"train.py": BENCH}, document)
+    result = CliRunner().invoke(main, ["check", "--no-cache", str(root)])
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"repro-lint: error: {root / 'pyproject.toml'}: invalid TOML: ") and "Traceback" not in result.stderr

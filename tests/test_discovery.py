@@ -130,3 +130,71 @@ def _init_profiler(trainer, profiler):
 def test_project_root_markers(project, files, marks_root):
     root = project({**{f"sub/{name}": text for name, text in files.items()}, "sub/call.py": ""})
     assert project_root(root / "sub") == (root / "sub" if marks_root else root)
+
+
+# Git's ignore rules: each case's files kept are those `git ls-files --others --exclude-standard` lists.
+@pytest.mark.parametrize(
+    "ignore_files, kept",
+    [
+        pytest.param(  # a pattern with a slash is anchored to the folder of its own `.gitignore`
+            {".gitignore": "/out.py\ndoc/*.py\n", "sub/.gitignore": "/gen.py\n"},
+            ["doc/a/x.py", "gen.py", "sub/deep/gen.py", "sub/deep/out.py", "sub/out.py", "sub/tmp_keep.py", "tmp_keep.py"],
+            id="anchoring",
+        ),
+        pytest.param(  # a deeper `.gitignore` overrides the one above it
+            {".gitignore": "tmp_*.py\n", "sub/.gitignore": "!tmp_keep.py\n"},
+            ["doc/a/x.py", "doc/x.py", "gen.py", "out.py", "sub/deep/gen.py", "sub/deep/out.py", "sub/gen.py", "sub/out.py", "sub/tmp_keep.py"],
+            id="negation-in-a-nested-file",
+        ),
+        pytest.param(  # nothing re-includes a file of an ignored folder: git does not look inside it
+            {".gitignore": "sub/\n!sub/out.py\ndoc/*\n!doc/a/\n"},
+            ["doc/a/x.py", "gen.py", "out.py", "tmp_keep.py"],
+            id="negation-under-an-ignored-folder",
+        ),
+        pytest.param(
+            {".gitignore": "**/deep/*.py\ndoc/**\nsub/**/out.py\n"},
+            ["gen.py", "out.py", "sub/gen.py", "sub/tmp_keep.py", "tmp_keep.py"],
+            id="double-star",
+        ),
+        pytest.param(
+            {".gitignore": "\\#gen.py\n*.py \n!*out.py\n"},  # escaped, and a trailing space is not part of the pattern
+            ["out.py", "sub/deep/out.py", "sub/out.py"],
+            id="escapes-and-trailing-spaces",
+        ),
+        pytest.param(  # info/exclude is read first: any `.gitignore` overrides it
+            {".git/info/exclude": "gen.py\n*out.py\n", ".gitignore": "!sub/out.py\n"},
+            ["doc/a/x.py", "doc/x.py", "sub/out.py", "sub/tmp_keep.py", "tmp_keep.py"],
+            id="info-exclude",
+        ),
+    ],
+)
+def test_gitignore_rules_as_git_applies_them(project, ignore_files, kept):
+    root = project({name: "" for name in ("out.py", "gen.py", "tmp_keep.py", "doc/x.py", "doc/a/x.py", "sub/out.py", "sub/gen.py", "sub/tmp_keep.py", "sub/deep/out.py", "sub/deep/gen.py")})
+    (root / ".git").mkdir()
+    for name, text in ignore_files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    assert _names(root) == kept
+    in_sub = [name for name in kept if name.startswith("sub/")]
+    if in_sub:  # linting the subfolder reads the ignore files above it too (a folder named is linted, as in Ruff)
+        assert _names(root, paths=[root / "sub"]) == in_sub
+
+
+def test_gitignore_above_a_subproject_in_the_same_repository(project):
+    root = project({"pkg/pyproject.toml": "", "pkg/gen/out.py": "", "pkg/real.py": ""})
+    (root / ".git").mkdir()
+    (root / ".gitignore").write_text("gen/\n")
+    assert _names(root, paths=[root / "pkg"]) == ["pkg/real.py"]
+
+
+def test_info_exclude_of_a_linked_work_tree(project):
+    """A `git worktree add` checkout: its `.git` is a file naming its git folder, whose `commondir`
+    holds the repository's shared `info/exclude`."""
+    root = project({"wt/local.py": "", "wt/train.py": ""})
+    private = root / "main" / ".git" / "worktrees" / "wt"
+    private.mkdir(parents=True)
+    (private / "commondir").write_text("../..\n")
+    (root / "main" / ".git" / "info").mkdir()
+    (root / "main" / ".git" / "info" / "exclude").write_text("local.py\n")
+    (root / "wt" / ".git").write_text(f"gitdir: {private}\n")
+    assert _names(root, paths=[root / "wt"]) == ["wt/train.py"]

@@ -8,6 +8,9 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # the `tomli` dependency
@@ -17,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _name(requirement: str) -> str:
-    return re.split(r"[<>=!~;\[ ]", requirement, maxsplit=1)[0].lower()
+    return canonicalize_name(Requirement(requirement).name)
 
 
 def test_every_package_a_test_may_skip_for_is_in_an_extra():

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 import sys
 from collections.abc import Mapping
 from dataclasses import replace
@@ -14,12 +13,25 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
+from packaging.version import InvalidVersion, Version
+
 from repro_lint.core.pages import is_web_url
 from repro_lint.core.settings import ConfigError, Settings, check_codes
 from repro_lint.engine.line_length import project_line_length
 
 CONFIG_FILES = ("repro-lint.toml", "pyproject.toml")
-_VERSION = re.compile(r"^\d+(\.\d+){0,2}$")
+_TABLE_NAME = "repro-lint"  # of pyproject.toml's `tool` table
+
+
+def _is_version(value: object) -> bool:
+    """A PEP 440 version, as requirement files spell torch's (`2.1`, `1.13.1`)."""
+    if not isinstance(value, str):
+        return False
+    try:
+        Version(value)
+    except InvalidVersion:
+        return False
+    return True
 
 
 def _string_list(table: Mapping[str, object], key: str, where: str) -> tuple[str, ...] | None:
@@ -53,7 +65,7 @@ def settings_from_table(table: Mapping[str, object], where: str, config_dir: Pat
         per_file.append((pattern, listed or ()))
 
     version = table.get("target-torch-version")
-    if version is not None and (not isinstance(version, str) or not _VERSION.match(version)):
+    if version is not None and not _is_version(version):
         raise ConfigError(f"{where}: `target-torch-version` must be a version string such as \"2.1\"")
 
     docs_url = table.get("docs-url")
@@ -103,7 +115,7 @@ def load_config_file(path: Path) -> Settings:
         tool = document.get("tool", {})
         if not isinstance(tool, dict):
             raise ConfigError(f"{path}: `tool` must be a table")
-        table = tool.get("repro-lint", {})
+        table = tool.get(_TABLE_NAME, {})
         where = f"{path}: [tool.repro-lint]"
     else:
         table = document
@@ -129,21 +141,21 @@ def find_config_file(start: Path) -> Path | None:
 
 
 def _has_tool_table(pyproject: Path) -> bool:
-    """Whether the file configures repro-lint. A valid document answers by its `tool.repro-lint`
-    table, however the header is spelt (`[ tool."repro-lint" ]`). A broken one (not TOML, a byte
-    that is not UTF-8, unreadable) is taken as ours when a line opens a `tool.repro-lint` header,
-    however malformed, or when it cannot be read at all, so loading it says what is wrong instead of
-    dropping its settings (Ruff stops there too); other broken pyproject files are not ours to judge."""
+    """Whether the file configures repro-lint. A valid document answers by its parsed
+    `tool.repro-lint` table, however spelt (`[ tool."repro-lint" ]`, `tool = {repro-lint = {...}}`,
+    dotted keys). A broken one (not TOML, a byte that is not UTF-8, unreadable) cannot say where its
+    tables are: it is taken as ours when it names repro-lint anywhere, or cannot be read at all, so
+    that loading it says what is wrong instead of dropping its settings (Ruff stops there too); other
+    broken pyproject files are not ours to judge."""
     try:
         document = _read_toml(pyproject)
     except ConfigError:
         try:
-            text = pyproject.read_bytes().decode("utf-8", errors="replace")
+            return _TABLE_NAME in pyproject.read_bytes().decode("utf-8", errors="replace")
         except OSError:
             return True
-        return re.search(r"""^\s*\[+\s*tool\s*\.\s*["']?repro-lint\b""", text, re.MULTILINE) is not None
     tool = document.get("tool")
-    return isinstance(tool, dict) and "repro-lint" in tool
+    return isinstance(tool, dict) and _TABLE_NAME in tool
 
 
 def load_settings(config: Path | None, start: Path) -> Settings:

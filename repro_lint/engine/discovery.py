@@ -12,9 +12,13 @@ from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from repro_lint.core.settings import Settings
 from repro_lint.knowledge import load
+
+if TYPE_CHECKING:
+    from pathspec import GitIgnoreSpec
 
 # Launch scripts and configs are scanned for the settings the rules name (repro_lint/sources/).
 SCANNED_SUFFIXES = (".sh", ".yaml", ".yml", ".json")
@@ -41,85 +45,41 @@ class SourcePath:
     display: str  # as the user gave it, or relative to the current folder
 
 
+@dataclass(frozen=True)
 class _GitIgnore:
-    """One `.gitignore` file: patterns matched against paths relative to its folder."""
+    """One file of ignore patterns (a `.gitignore`, or `.git/info/exclude`), matched as git matches
+    them against paths relative to `folder`: the folder of the `.gitignore`, the repository's top for
+    `info/exclude`."""
 
-    def __init__(self, folder: Path, lines: Sequence[str]) -> None:
-        self.folder = folder
-        self.rules: list[tuple[re.Pattern[str], bool, bool]] = []
-        for raw in lines:
-            line = raw.rstrip("\n").rstrip()
-            if not line or line.startswith("#"):
-                continue
-            negated = line.startswith("!")
-            line = line[1:] if negated else line
-            line = line.removeprefix("\\")
-            directory_only = line.endswith("/")
-            line = line.rstrip("/")
-            anchored = "/" in line
-            line = line.lstrip("/")
-            pattern = _glob_to_regex(line)
-            if not anchored:
-                pattern = f"(?:.*/)?{pattern}"
-            self.rules.append((re.compile(f"^{pattern}$"), negated, directory_only))
+    folder: Path
+    spec: GitIgnoreSpec
 
-    def verdict(self, relative: str, is_dir: bool) -> bool | None:
+    def verdict(self, path: Path, is_dir: bool) -> bool | None:
         """True: ignored, False: re-included by a `!` pattern, None: not mentioned."""
-        result = None
-        for pattern, negated, directory_only in self.rules:
-            if directory_only and not is_dir:
-                continue
-            if pattern.match(relative):
-                result = not negated
-        return result
+        relative = path.relative_to(self.folder).as_posix()
+        return self.spec.check_file(relative + "/" if is_dir else relative).include
 
 
-def _glob_to_regex(glob: str) -> str:
-    out, index = [], 0
-    while index < len(glob):
-        char = glob[index]
-        if glob.startswith("**/", index):
-            out.append("(?:.*/)?")
-            index += 3
-            continue
-        if glob.startswith("/**", index) and index + 3 == len(glob):
-            out.append("/.*")
-            index += 3
-            continue
-        if glob.startswith("**", index):
-            out.append(".*")
-            index += 2
-            continue
-        if char == "*":
-            out.append("[^/]*")
-        elif char == "?":
-            out.append("[^/]")
-        elif char == "[":
-            close = glob.find("]", index + 1)
-            if close == -1:
-                out.append(re.escape(char))
-            else:
-                body = glob[index + 1 : close].replace("\\", "\\\\")
-                out.append("[" + ("^" + body[1:] if body.startswith("!") else body) + "]")
-                index = close
-        else:
-            out.append(re.escape(char))
-        index += 1
-    return "".join(out)
+def _read_ignore_file(path: Path, folder: Path) -> _GitIgnore | None:
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    from pathspec import GitIgnoreSpec  # here: pre-commit's runs name their files and read no ignore file
+
+    return _GitIgnore(folder, GitIgnoreSpec.from_lines(lines))
 
 
 def _read_gitignore(folder: Path) -> _GitIgnore | None:
-    try:
-        lines = (folder / ".gitignore").read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        return None
-    return _GitIgnore(folder, lines)
+    return _read_ignore_file(folder / ".gitignore", folder)
 
 
 def _ignored(path: Path, is_dir: bool, ignores: Sequence[_GitIgnore]) -> bool:
+    """Whether git ignores the path: the deepest file that mentions it decides, as in git, where a
+    `.gitignore` overrides those of the folders above it, and all of them override `info/exclude`."""
     result = False
     for ignore in ignores:
-        verdict = ignore.verdict(path.relative_to(ignore.folder).as_posix(), is_dir)
+        verdict = ignore.verdict(path, is_dir)
         if verdict is not None:
             result = verdict
     return result
@@ -155,10 +115,10 @@ def display_path(path: Path, cwd: Path) -> str:
         return path.as_posix()
 
 
-def walk(folder: Path, excluder: Excluder, ignores: tuple[_GitIgnore, ...] = ()) -> Iterator[Path]:
-    """Lintable files under `folder`, sorted, honouring `.gitignore` files and excludes. A stack of
+def walk(folder: Path, excluder: Excluder) -> Iterator[Path]:
+    """Lintable files under `folder`, sorted, honouring git's ignore files and excludes. A stack of
     open folders, not recursion: a tree may nest deeper than Python's recursion limit."""
-    pending = [_listing(folder, ignores)]
+    pending = [_listing(folder, _inherited_ignores(folder))]
     while pending:
         entries, ignores = pending[-1]
         entry = next(entries, None)
@@ -196,12 +156,41 @@ def _is_file(entry: os.DirEntry[str]) -> bool:
 
 
 def _inherited_ignores(folder: Path) -> tuple[_GitIgnore, ...]:
-    """`.gitignore` files of the folders above `folder`, up to its project root."""
-    root = project_root(folder)
+    """The ignore files that apply above `folder`: the repository's `info/exclude` and the
+    `.gitignore` files of the folders from the repository's top down to `folder`'s parent. Outside a
+    git repository, those from its project root down, as Ruff reads them there too."""
+    top = _repository_top(folder)
+    root = top if top is not None else project_root(folder)
     if root is None:
         return ()
     chain = [root / above for above in folder.relative_to(root).parents]
-    return tuple(ignore for parent in reversed(chain) if (ignore := _read_gitignore(parent)) is not None)
+    found = [ignore for parent in reversed(chain) if (ignore := _read_gitignore(parent)) is not None]
+    exclude = _info_exclude(top) if top is not None else None
+    return (exclude, *found) if exclude is not None else tuple(found)
+
+
+def _repository_top(folder: Path) -> Path | None:
+    """The top folder of the git work tree `folder` lies in: the nearest holding `.git`."""
+    return next((candidate for candidate in (folder, *folder.parents) if (candidate / ".git").exists()), None)
+
+
+def _info_exclude(top: Path) -> _GitIgnore | None:
+    """The repository's `info/exclude`, read from its git folder: `.git` itself, or where a `.git`
+    file points (a linked work tree or a submodule), whose `commondir` holds the shared `info`."""
+    git = top / ".git"
+    if git.is_file():
+        try:
+            pointer = git.read_text(encoding="utf-8", errors="replace").strip()
+        except OSError:
+            return None
+        if not pointer.startswith("gitdir:"):
+            return None
+        git = top / pointer.removeprefix("gitdir:").strip()
+        try:
+            git = git / (git / "commondir").read_text(encoding="utf-8", errors="replace").strip()
+        except OSError:
+            pass  # a submodule's git folder holds its own `info`
+    return _read_ignore_file(git / "info" / "exclude", top)
 
 
 def discover(paths: Sequence[Path], settings: Settings, unsaved: Collection[Path] = ()) -> list[SourcePath]:
@@ -215,7 +204,7 @@ def discover(paths: Sequence[Path], settings: Settings, unsaved: Collection[Path
             _check_given(given)  # before resolving: a symlink loop is an error of its own
         absolute = given.resolve()
         if absolute.is_dir():
-            for path in walk(absolute, excluder, _inherited_ignores(absolute)):
+            for path in walk(absolute, excluder):
                 found.setdefault(path, SourcePath(path, display_path(path, cwd)))
         else:
             # Explicit files are linted even when excluded: pre-commit passes file names.

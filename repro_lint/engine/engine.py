@@ -26,7 +26,7 @@ from repro_lint.engine.fixes import MAX_FIX_ROUNDS, applicable, apply_fixes
 from repro_lint.engine.heap import collector_paused, kept_out_of_collections
 from repro_lint.engine.last_run import named_elsewhere, points_into, seen_by_the_pass
 from repro_lint.engine.modules import Project, SourceModule, cache_entries, cache_identity, cached, failure, has_failed, identities, project_display
-from repro_lint.engine.progress import Progress
+from repro_lint.engine.progress import MIN_FILES, Progress
 from repro_lint.engine.workers import Task, analyse_all
 from repro_lint.program.declared import Declared, declared
 from repro_lint.program.module_names import ModuleNames
@@ -52,7 +52,8 @@ class Engine:
         self.honour_noqa = honour_noqa  # flake8 --disable-noqa turns it off
         self.use_cache = use_cache
         self.jobs = jobs
-        self.progress = progress
+        self.progress = progress  # shown where a person watches, in a run of MIN_FILES files or more
+        self.display = Progress(False)  # the current run's, set by `findings`
         self.enabled = settings.enabled_codes
         self.problems: list[Problem] = []  # of the project pass and of fixing; files' own are in their analyses
         # By the last `fix`: each fixed module's (by id) text before its fixes, and the fixes kept, by code.
@@ -75,30 +76,15 @@ class Engine:
 
     def _analyze_modules(self, modules: Sequence[tuple[SourceModule, AnalysisCache | None]]) -> None:
         pending: list[tuple[SourceModule, AnalysisCache | None]] = []
-        with collector_paused():  # reading, hashing and unpickling leave no reference cycles
-            for module, cache in modules:
-                if module.analysis is not None:
-                    continue
-                scanner = scanner_for(module.display)  # launch scripts and configs: cheap, no parse
-                if scanner is None and cache is not None and module.unread_but_known:
-                    module.analysis = cached(cache, module)  # unchanged since the last run: not read for it
-                    if module.analysis is not None:
-                        continue
-                module.load()
-                if module.analysis is None and scanner is not None:
-                    try:
-                        module.analysis = scanner(module.text, module.display)
-                    except Exception as error:  # one file's bug must not cost the other files' findings
-                        module.analysis = failure(module, error)
-                if module.analysis is None:
-                    if cache is not None and (found := cached(cache, module)):
-                        module.analysis = found
-                    else:
-                        pending.append((module, cache))
-                module.pack()  # before the next file is read: no more than one text is held whole
+        unread = [(module, cache) for module, cache in modules if module.analysis is None]
+        # Reading, hashing and unpickling leave no reference cycles.
+        with collector_paused(), self.display.phase("reading", len(unread), "files") as reading:
+            for module, cache in unread:
+                if not self._read(module, cache):
+                    pending.append((module, cache))
+                reading.advance()
         tasks = [Task(module.pack(), module.display, module.identity, module.report) for module, _ in pending]
-        progress = Progress(len(tasks)) if self.progress else None
-        try:
+        with self.display.phase("analysing", len(tasks), "files") as analysing:
             for index, analysis in analyse_all(tasks, self.settings, self.jobs):
                 module, cache = pending[index]
                 module.analysis = analysis
@@ -106,13 +92,30 @@ class Engine:
                 # file's: each keystroke in an editor would add an entry.
                 if cache is not None and not module.overridden and not has_failed(analysis):
                     cache.store(module.display, cache_identity(module), module.digest, analysis)
-                if progress is not None:
-                    progress.advance()
-        finally:
-            if progress is not None:
-                progress.close()
+                analysing.advance()
+
+    @staticmethod
+    def _read(module: SourceModule, cache: AnalysisCache | None) -> bool:
+        """Give the module its analysis where no parse is needed: a launch script's or config's scan,
+        or the cache's; whether it got one. Its text is packed after: no more than one is held whole."""
+        scanner = scanner_for(module.display)  # launch scripts and configs: cheap, no parse
+        if scanner is None and cache is not None and module.unread_but_known:
+            module.analysis = cached(cache, module)  # unchanged since the last run: not read for it
+            if module.analysis is not None:
+                return True
+        module.load()  # a file that cannot be read gets its problem as its analysis here
+        if module.analysis is None and scanner is not None:
+            try:
+                module.analysis = scanner(module.text, module.display)
+            except Exception as error:  # one file's bug must not cost the other files' findings
+                module.analysis = failure(module, error)
+        if module.analysis is None and cache is not None:
+            module.analysis = cached(cache, module)
+        module.pack()
+        return module.analysis is not None
 
     def findings(self, projects: Sequence[Project]) -> list[Finding]:
+        self.display = Progress(self.progress and sum(len(project.modules) for project in projects) >= MIN_FILES)
         found: list[Finding] = []
         pending = []
         for project in projects:
@@ -214,37 +217,44 @@ class Engine:
         failures = len(self.problems)
         model: ProjectModel | None
         entries = None
-        programs: tuple[ProgramOutline, ...] = ()
-        try:
-            model = ProjectModel((analysis.facts for analysis in analyses if analysis.facts is not None), self.settings.entry_points)
-            if program_rules:
-                entries = tuple(program.entry.path for program in model.programs)
-                model.declared = self._declared(project, entries)
-        except Exception as error:  # without a model, the findings that need none are still reported
-            self.problems.append(internal_error(where, error))
-            model = None
-        if model is not None:
+        with self.display.phase("project pass", len(program_rules), "rules") as step:
+            step.describe("building the program model")
             try:
-                programs = _displayed(outline(model), project)
-            except Exception as error:  # the audit's view of the programs, which no finding needs
+                model = ProjectModel((analysis.facts for analysis in analyses if analysis.facts is not None), self.settings.entry_points)
+                if program_rules:
+                    entries = tuple(program.entry.path for program in model.programs)
+                    model.declared = self._declared(project, entries)
+            except Exception as error:  # without a model, the findings that need none are still reported
                 self.problems.append(internal_error(where, error))
-        self.programs.extend(programs)
-        verdicts: dict[_Question, bool] = {}
-        for module in reported:
-            for finding in self._analyze(module).findings:
-                question = _question(finding, module)
-                if question is not None and question not in verdicts:
-                    verdicts[question] = model is not None and self._judged(model, question, module)
-        # Program rules know modules by their project-relative path; report them under the display path.
-        by_relative = {module.identity.relative_path: module for module in reported}
-        program_findings = []
-        for rule in program_rules if model is not None else ():
-            try:
-                judged = list(rule.check(model))  # type: ignore[arg-type]
-            except Exception as error:  # one rule's bug must not cost the other rules' findings
-                self.problems.append(internal_error(where, error, rule.code))
-                continue
-            program_findings += [replace(finding, path=by_relative[finding.path].display) for finding in judged if finding.path in by_relative]
+                model = None
+            outlined: tuple[ProgramOutline, ...] = ()
+            if model is not None:
+                try:
+                    outlined = _displayed(outline(model), project)
+                except Exception as error:  # the audit's view of the programs, which no finding needs
+                    self.problems.append(internal_error(where, error))
+            self.programs.extend(outlined)
+            programs = f"{len(entries)} program{'' if len(entries) == 1 else 's'}, " if entries is not None else ""
+            step.describe(f"{programs}judging local findings")
+            verdicts: dict[_Question, bool] = {}
+            for module in reported:
+                for finding in self._analyze(module).findings:
+                    question = _question(finding, module)
+                    if question is not None and question not in verdicts:
+                        verdicts[question] = model is not None and self._judged(model, question, module)
+            # Program rules know modules by their project-relative path; report them under the display path.
+            by_relative = {module.identity.relative_path: module for module in reported}
+            program_findings = []
+            for rule in program_rules if model is not None else ():
+                step.describe(f"{programs}{rule.code} {rule.name}")
+                try:
+                    judged = list(rule.check(model))  # type: ignore[arg-type]
+                except Exception as error:  # one rule's bug must not cost the other rules' findings
+                    self.problems.append(internal_error(where, error, rule.code))
+                    continue
+                finally:
+                    step.advance()
+                program_findings += [replace(finding, path=by_relative[finding.path].display) for finding in judged if finding.path in by_relative]
         found = []
         for module in reported:
             try:
@@ -258,7 +268,7 @@ class Engine:
             declared = model.declared if entries is not None else None
             analyses_kept = cache_entries(project, cache)
             last_run.store(
-                RecordedRun(found, entries, declared, files, program_findings, verdicts, analyses_kept, frozenset(model.modules), model.function_names, programs)
+                RecordedRun(found, entries, declared, files, program_findings, verdicts, analyses_kept, frozenset(model.modules), model.function_names, outlined)
             )
             prune(cache.folder)  # after a full pass only: a run answered from its record must stay quick
         return found
@@ -331,30 +341,39 @@ class Engine:
             by_path: dict[str, list[Finding]] = {}
             for finding in _this_round(findings, unsafe):
                 by_path.setdefault(finding.path, []).append(finding)
-            progress = False
-            for module in modules:
-                # Each fix with its finding's code, for counting what was fixed by code.
-                fixes = {id(finding.fix): (finding.fix, finding.code) for finding in by_path.get(module.display, ()) if finding.fix is not None}
-                if not fixes or id(module) in broken:
-                    continue
-                try:
-                    python = module.display.endswith(".py")
-                    text, applied = apply_fixes(
-                        module.text, [fix for fix, _ in fixes.values()], validator_for(module.display), self.settings.line_length if python else None
-                    )
-                except Exception as error:
-                    self.problems.append(internal_error(module.display, error, "while fixing it"))
-                    broken.add(id(module))
-                    continue
-                if applied:
-                    original, done = before.get(id(module), (module.text, Counter()))
-                    before[id(module)] = (original, done + Counter(fixes[id(fix)][1] for fix in applied))
-                    module.text, module.analysis = text, None
-                    progress = True
+            changed = False
+            to_fix = [module for module in modules if module.display in by_path and id(module) not in broken]
+            with self.display.phase("fixing", len(to_fix), "files") as fixing:
+                for module in to_fix:
+                    changed = self._fix_module(module, by_path[module.display], before, broken) or changed
+                    fixing.advance()
             self.fixes_applied = dict(before)
-            if not progress:
+            if not changed:
                 return findings, fixed_count(before)
         return self.findings(projects), fixed_count(before)
+
+    def _fix_module(
+        self, module: SourceModule, findings: Sequence[Finding], before: dict[int, tuple[str, Counter[str]]], broken: set[int]
+    ) -> bool:
+        """Apply the module's fixes to its text; whether any applied. `before` keeps its text from
+        before its first fix and the fixes since, by code; a module whose fixes fail goes into `broken`."""
+        # Each fix with its finding's code, for counting what was fixed by code.
+        fixes = {id(finding.fix): (finding.fix, finding.code) for finding in findings if finding.fix is not None}
+        if not fixes:
+            return False
+        line_length = self.settings.line_length if module.display.endswith(".py") else None
+        try:
+            text, applied = apply_fixes(module.text, [fix for fix, _ in fixes.values()], validator_for(module.display), line_length)
+        except Exception as error:
+            self.problems.append(internal_error(module.display, error, "while fixing it"))
+            broken.add(id(module))
+            return False
+        if not applied:
+            return False
+        original, done = before.get(id(module), (module.text, Counter()))
+        before[id(module)] = (original, done + Counter(fixes[id(fix)][1] for fix in applied))
+        module.text, module.analysis = text, None
+        return True
 
     def _give_back(self, modules: Sequence[SourceModule], before: dict[int, tuple[str, Counter[str]]], broken: set[int]) -> bool:
         """Give fixed modules whose analysis failed their text from before the fixes; whether any."""

@@ -46,7 +46,7 @@ def lint_paths(
 ) -> LintResult:
     """Lint files and folders. With `fix`, write the fixed files (atomically); with `diff`, only
     return the fixes as unified diffs. With `use_cache`, unchanged files are not analysed again;
-    `jobs` processes parse the others; `progress` shows a counter on a watched stderr. With
+    `jobs` processes parse the others; `progress` shows each phase on a watched stderr. With
     `add_noqa`, silence every finding with a `# noqa` comment instead; without `honour_noqa`, `noqa`
     comments and directives silence nothing.
 

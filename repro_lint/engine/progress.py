@@ -1,46 +1,69 @@
-"""A one-line progress counter on stderr for long audits.
+"""The progress of a long audit on stderr, phase by phase: reading the files, analysing them, the
+project pass and fixing, each with its count, rate and time left where it has units.
 
-Shown only where a person watches: stderr is a terminal and no `CI` variable is set, so pipes, log
-files and CI logs never receive it, and stdout (the report) never does.
+Shown only where a person watches: stderr is a terminal, no `CI` variable is set and the run is not
+`--quiet`; so pipes, log files and CI logs never receive it, and stdout (the report) never does. How
+it looks is progress_bar.py's, which imports `rich`: only a run that shows it pays for that import.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-import time
-from typing import TextIO
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Protocol, TextIO
 
-# Below this many files to analyse a run takes a second or two: a counter would only flicker.
+# Below this many files a run takes a second or two: a display would only flicker.
 MIN_FILES = 200
-_INTERVAL_S = 0.1
+
+
+class Phase(Protocol):
+    """One phase's handle: `advance` after each unit done, `describe` when the work inside changes."""
+
+    def advance(self, steps: int = 1) -> None:
+        """Record `steps` more units done."""
+
+    def describe(self, label: str) -> None:
+        """Say what the phase is doing now (which rule the project pass runs)."""
+
+
+class _Unseen:
+    """The handle of a phase nobody watches: it does nothing."""
+
+    def advance(self, steps: int = 1) -> None:
+        pass
+
+    def describe(self, label: str) -> None:
+        pass
 
 
 class Progress:
-    def __init__(self, total: int, stream: TextIO | None = None) -> None:
-        self.stream = stream if stream is not None else sys.stderr
-        self.total = total
-        self.done = 0
-        self.enabled = total >= MIN_FILES and _watched(self.stream)
-        self._shown_at = 0.0
+    """The run's display: off unless `shown` and a person watches `stream` (stderr by default, read
+    when a phase starts, so that a redirected stderr is honoured)."""
 
-    def advance(self) -> None:
-        self.done += 1
-        if self.enabled and (time.monotonic() - self._shown_at >= _INTERVAL_S or self.done == self.total):
-            self._shown_at = time.monotonic()
-            self.stream.write(f"\rrepro-lint: analysed {self.done}/{self.total} files")
-            self.stream.flush()
+    def __init__(self, shown: bool, stream: TextIO | None = None) -> None:
+        self.shown = shown
+        self.stream = stream
 
-    def close(self) -> None:
-        if self.enabled and self._shown_at:
-            self.stream.write("\r\x1b[K")  # erase the line, so the summary starts clean
-            self.stream.flush()
+    @contextmanager
+    def phase(self, label: str, total: int | None, unit: str) -> Iterator[Phase]:
+        """A phase of `total` units (None: not known beforehand), shown while it runs and erased after."""
+        stream = self.stream if self.stream is not None else sys.stderr
+        if not (self.shown and total != 0 and watched(stream)):
+            yield _Unseen()
+            return
+        from repro_lint.engine.progress_bar import shown_phase
+
+        with shown_phase(stream, label, total, unit) as phase:
+            yield phase
 
 
-def _watched(stream: TextIO) -> bool:
+def watched(stream: TextIO) -> bool:
+    """Whether a person watches the stream: a terminal, outside CI."""
     if os.environ.get("CI"):
         return False
     try:
         return stream.isatty()
-    except (AttributeError, ValueError):
+    except (AttributeError, ValueError):  # no such method, or closed
         return False

@@ -3,6 +3,7 @@
 what runs in which of a program's `processes`; `symbols` and `module_names` resolve names
 across modules; `checkpoints` follows what a program saves and restores; `worker_hazards` which
 generators DataLoader workers copy; `declared` what a project declares outside Python (torch
-version, launch-script variables); `fixes` the findings and fixes of program rules.
+version, read from its requirement files by `requirements`; launch-script variables); `fixes` the
+findings and fixes of program rules.
 
 May import `facts`, `core` and `knowledge`; never a rule, nor the engine."""

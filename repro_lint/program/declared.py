@@ -2,22 +2,18 @@
 environment variables its launch scripts and configs set.
 
 The target torch version is the lowest version any declaration admits (`>=1.8` targets 1.8,
-`==2.1.0` targets 2.1); an unpinned `torch` says nothing, and version-gated rules stay silent.
+`==2.1.0` targets 2.1; requirements.py reads them); an unpinned `torch` says nothing, and
+version-gated rules stay silent.
 """
 
 from __future__ import annotations
 
 import os
-import re
-import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
+from packaging.version import Version
 
 from repro_lint.knowledge import load
 
@@ -25,12 +21,6 @@ CUBLAS_VARIABLE: str = load("determinism.json")["cublas_workspace_variable"]
 # PyTorch PR #161749 removed the check; 2.10 is the first release without it.
 CUBLAS_REQUIRED_BEFORE = (2, 10)
 
-_REQUIREMENT = re.compile(
-    r"""(?:^|["'\s,\[])(?:torch|pytorch)\s*(?:\[[^\]]*\])?\s*(?P<specs>(?:[<>=!~]=?\s*[0-9][0-9a-zA-Z.*+]*\s*,?\s*)+)""",
-    re.MULTILINE,
-)
-_SPEC = re.compile(r"(?P<op>[<>=!~]=?)\s*(?P<version>[0-9][0-9a-zA-Z.*+]*)")
-_REQUIREMENT_FILES = ("requirements*.txt", "setup.cfg", "setup.py", "environment.yml", "environment.yaml")
 _CONFIG_SUFFIXES = (".sh", ".bash", ".yaml", ".yml", ".json", ".env", ".cfg", ".toml", ".ini")
 _SKIP_FOLDERS = frozenset({".git", ".venv", "venv", "node_modules", "__pycache__", ".repro_lint_cache", "build", "dist"})
 
@@ -52,54 +42,6 @@ class Declared:
             if not declared_in or folder == declared_in or folder.startswith(declared_in + "/")
         ]
         return min(versions) if versions else None
-
-
-def parse_version(text: str) -> tuple[int, ...]:
-    numbers = []
-    for part in text.split("+")[0].split("."):
-        digits = re.match(r"\d+", part)
-        if digits is None:
-            break
-        numbers.append(int(digits.group()))
-    return tuple(numbers)
-
-
-def lowest_admitted(text: str) -> tuple[int, ...] | None:
-    """The lowest torch version a requirements text admits, or None when it does not pin one."""
-    lowest: tuple[int, ...] | None = None
-    for requirement in _REQUIREMENT.finditer(text):
-        for spec in _SPEC.finditer(requirement.group("specs")):
-            if spec.group("op") in ("=", "==", ">=", "~=", ">", "==="):  # "=" is conda's pin
-                version = parse_version(spec.group("version").rstrip(".*"))
-                if version and (lowest is None or version < lowest):
-                    lowest = version
-    return lowest
-
-
-def _pyproject_requirements(path: Path) -> str:
-    try:
-        project = tomllib.loads(path.read_text(encoding="utf-8")).get("project", {})
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return ""
-    lines = list(project.get("dependencies", []))
-    for extra in project.get("optional-dependencies", {}).values():
-        lines.extend(extra)
-    return "\n".join(line for line in lines if isinstance(line, str))
-
-
-def _declared_in(folder: Path) -> tuple[int, ...] | None:
-    texts = []
-    pyproject = folder / "pyproject.toml"
-    if pyproject.is_file():
-        texts.append(_pyproject_requirements(pyproject))
-    for pattern in _REQUIREMENT_FILES:
-        for path in sorted(folder.glob(pattern)):
-            try:
-                texts.append(path.read_text(encoding="utf-8", errors="replace"))
-            except OSError:
-                continue
-    versions = [version for text in texts if (version := lowest_admitted(text)) is not None]
-    return min(versions) if versions else None
 
 
 def _folders(root: Path, entry_paths: Iterable[str]) -> set[Path]:
@@ -129,13 +71,16 @@ def _mentions_in_configs(root: Path, variable: str) -> bool:
 
 def declared(root: Path | None, entry_paths: Iterable[str], target_torch_version: str | None) -> Declared:
     if target_torch_version is not None:
-        versions: tuple[tuple[str, tuple[int, ...]], ...] = (("", parse_version(target_torch_version)),)
+        versions: tuple[tuple[str, tuple[int, ...]], ...] = (("", Version(target_torch_version).release),)
     elif root is None:
         versions = ()
     else:
+        # Here: `packaging`'s requirement parser is for the project pass only, not for every run.
+        from repro_lint.program.requirements import lowest_torch_version
+
         found = []
         for folder in sorted(_folders(root, entry_paths)):
-            version = _declared_in(folder)
+            version = lowest_torch_version(folder)
             if version is not None:
                 relative = folder.relative_to(root).as_posix()
                 found.append(("" if relative == "." else relative, version))
