@@ -170,7 +170,16 @@ class CallGraph:
             for method in methods:
                 yield from self._methods_within(method, within)
 
-        found = reach([callee for module, calls in self.entry_calls(entry, modules) for call in calls for callee in self.callees(call, module, within)], called)
+        # An unresolved `obj.method()` in the top-level code of an imported module is followed to no
+        # method: at import time such calls fill registries and settings (`SETTINGS.update({...})`),
+        # and matching them by name made every importer of Megatron-LM's library a training program.
+        starts = [
+            callee
+            for module, calls in self.entry_calls(entry, modules)
+            for call in calls
+            for callee in self.callees(call, module, within if module == entry else None)
+        ]
+        found = reach(starts, called)
         followed: set[str] = set()
         while True:  # each scope is followed once: the loop ends when no new one is reached
             scopes = {*self.modules[entry].dispatches_on_load, *(scope for name in found for scope in self.functions[name].dispatches)}
