@@ -194,3 +194,13 @@ def test_reads_in_code_the_program_never_runs_do_not_count(project):
     helpers = "import torch\n\ndef setup(args):\n    return args.lr\n\ndef other_trainer(args):\n    torch.manual_seed(args.seed)\n"
     root = _train(project, "setup(args)\ntorch.manual_seed(0)", imports="from helpers import setup", **{"helpers.py": helpers})
     assert [(name, line) for name, line, _ in _findings(root)] == [("train.py", _line(root, "train.py", '"--seed"'))]
+
+
+def test_a_library_handing_over_its_own_config_is_not_the_programs_options(project):
+    # The program parses into `args`; a module it runs hands its own `config` to a library call.
+    # That object is not the program's options, so the seed still reaches nothing (LoRA's vendored
+    # transformers, whose functions pass `config` objects everywhere, silenced the rule).
+    helpers = "import json\n\ndef build(config):\n    return json.loads(config)\n"
+    root = _train(project, "build('{}')\ntorch.manual_seed(0)", imports="from helpers import build", **{"helpers.py": helpers})
+    (root / "train.py").write_text((root / "train.py").read_text().replace("main(parser.parse_args())", "args = parser.parse_args()\n    main(args)"))
+    assert [(name, line) for name, line, _ in _findings(root)] == [("train.py", _line(root, "train.py", '"--seed"'))]

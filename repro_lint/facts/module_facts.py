@@ -102,8 +102,10 @@ class SeedReads:
     (`vars(args)`)."""
 
     names: tuple[tuple[str, str | None], ...] = ()
-    handed_over: tuple[tuple[CallFact, str | None], ...] = ()
-    converting: tuple[str | None, ...] = ()
+    # With the name holding the object (`args`), which `parsed` narrows (see rules/seed_options.py).
+    handed_over: tuple[tuple[CallFact, str, str | None], ...] = ()
+    converting: tuple[tuple[str, str | None], ...] = ()
+    parsed: tuple[str, ...] = ()  # the names a parse result is bound to (`args = parser.parse_args()`)
 
 
 @dataclass(frozen=True)
@@ -500,10 +502,11 @@ class FactsCollector:
             seed_reads=SeedReads(
                 tuple(sorted(self._seed_reads.names, key=str)),
                 tuple(
-                    (CallFact(one(handed.targets), one(handed.method), line_of(handed.node)), handed.function)
+                    (CallFact(one(handed.targets), one(handed.method), line_of(handed.node)), handed.holder, handed.function)
                     for handed in self._seed_reads.handed_over_options()
                 ),
                 tuple(sorted(self._seed_reads.converting_options(), key=str)),
+                tuple(sorted(self._seed_reads.parsed)),
             ),
             spawns_workers=self._spawns_workers,
             fix=entry_fix_facts(self.context, self._main_guard, positions, self._seed_statements, self._launches.launched),

@@ -71,10 +71,14 @@ class SeedReadsCollector:
         holders = frozenset(CONFIG_OBJECTS) | self._parsed
         return [handed for handed in self.handed_over if handed.holder in holders]
 
-    def converting_options(self) -> frozenset[str | None]:
-        """The functions (None: module level) turning an options object into a mapping."""
+    def converting_options(self) -> frozenset[tuple[str, str | None]]:
+        """The holders turned into a mapping, with their functions (None: module level)."""
         holders = frozenset(CONFIG_OBJECTS) | self._parsed
-        return frozenset(function for holder, function in self.converted if holder in holders)
+        return frozenset((holder, function) for holder, function in self.converted if holder in holders)
+
+    @property
+    def parsed(self) -> frozenset[str]:
+        return frozenset(self._parsed)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         value = node.value

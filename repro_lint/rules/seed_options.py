@@ -9,6 +9,7 @@ from repro_lint.core.message_text import elide
 from repro_lint.facts.events import TORCH
 from repro_lint.facts.module_facts import ModuleFacts, SeedOption
 from repro_lint.facts.seed_reads import option_attribute
+from repro_lint.facts.seed_values import CONFIG_OBJECTS
 from repro_lint.program.model import ProjectModel
 from repro_lint.program.programs import Program
 from repro_lint.rules.base import ProgramRule, register
@@ -100,21 +101,25 @@ def _options(project: ProjectModel, program: Program) -> Iterator[tuple[ModuleFa
 
 
 def _read_names(project: ProjectModel, program: Program) -> frozenset[str] | None:
-    """The seed-like names the program reads for their value in code it may run, or None where an
-    options object goes whole to code the analysis cannot see (any of its values may be read there)."""
+    """The seed-like names the program reads for their value in code it may run, or None where its
+    options object goes whole to code the analysis cannot see (any of its values may be read there).
+    The options object goes by the names the program binds a parse result to (`args`), else by the
+    usual names (`args`, `cfg`, ...): a vendored library's own `config` objects are not the program's."""
     within = project.calls.module_set(program.modules)
     reachable = project.reachable_functions(program)
+    facts = [(name, project.modules[name].seed_reads) for name in program.modules]
+    holders = frozenset(holder for _, reads in facts for holder in reads.parsed) or frozenset(CONFIG_OBJECTS)
 
     def runs(function: str | None) -> bool:
         return function is None or function in reachable
 
     read: set[str] = set()
-    for name in program.modules:
-        reads = project.modules[name].seed_reads
-        if any(map(runs, reads.converting)):
+    for name, reads in facts:
+        if any(holder in holders and runs(function) for holder, function in reads.converting):
             return None
-        if any(runs(function) and not project.calls.callees(call, name, within) for call, function in reads.handed_over):
-            return None
+        for call, holder, function in reads.handed_over:
+            if holder in holders and runs(function) and not project.calls.callees(call, name, within):
+                return None
         read.update(seed for seed, function in reads.names if runs(function))
     return frozenset(read)
 
