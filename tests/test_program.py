@@ -72,6 +72,28 @@ def test_a_library_module_is_not_an_entry_point_through_a_name_only_match():
     assert entries(project) == []
 
 
+def test_what_an_imported_module_runs_on_load_follows_no_name_only_match_at_any_depth():
+    # Megatron-LM: a helper that an imported module calls at load time builds a table with
+    # `kwargs.update(...)`, which matched by name a project method `update` that trains: every test
+    # module importing the library became a training program (REP302 at line 1).
+    project = model({
+        "trainer.py": "class Trainer:\n    def update(self, batch):\n        self.loss(batch).backward()\n",
+        "options.py": "def table():\n    kwargs = {}\n    kwargs.update(a=1)\n    return kwargs\nTABLE = table()\n",
+        "test_options.py": "import options\nimport trainer\ndef test_table():\n    assert options.TABLE\n",
+    })
+    assert entries(project) == []
+
+
+def test_the_entry_modules_own_code_still_reaches_methods_by_name():
+    project = model({
+        "trainer.py": "class Trainer:\n    def update(self, batch):\n        self.loss(batch).backward()\n",
+        "options.py": "def table():\n    kwargs = {}\n    kwargs.update(a=1)\n    return kwargs\nTABLE = table()\n",
+        "run.py": "import options\nimport trainer\ndef fit(t, loader):\n    for batch in loader:\n        t.update(batch)\nfit(make(), loader)\n",
+    })
+    assert entries(project) == ["run"]
+    assert [program.trains for program in project.programs] == [True]
+
+
 def test_load_time_calls_that_cannot_reach_training_do_not_make_an_entry_point():
     project = model({
         "engine.py": "def fit_one(model, opt):\n    model(x).sum().backward()\ndef configure():\n    return setup()\ndef setup():\n    return 1\n",

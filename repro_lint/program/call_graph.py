@@ -170,16 +170,23 @@ class CallGraph:
             for method in methods:
                 yield from self._methods_within(method, within)
 
-        # An unresolved `obj.method()` in the top-level code of an imported module is followed to no
-        # method: at import time such calls fill registries and settings (`SETTINGS.update({...})`),
-        # and matching them by name made every importer of Megatron-LM's library a training program.
-        starts = [
-            callee
-            for module, calls in self.entry_calls(entry, modules)
-            for call in calls
-            for callee in self.callees(call, module, within if module == entry else None)
-        ]
-        found = reach(starts, called)
+        def resolved_only(function: str) -> tuple[str, ...]:
+            return self.links(function)[0]
+
+        # What an imported module's top-level code runs is followed through resolved calls only, at
+        # any depth: at import time an unresolved `obj.method()` fills registries and settings
+        # (`SETTINGS.update({...})`, `kwargs.update(...)` in a helper building a table), and matching
+        # it by name to the program's methods made importers of Megatron-LM's library (its tests)
+        # training programs. The entry module's own code keeps the name matches.
+        own: list[str] = []
+        on_import: list[str] = []
+        for module, calls in self.entry_calls(entry, modules):
+            for call in calls:
+                if module == entry:
+                    own.extend(self.callees(call, module, within))
+                else:
+                    on_import.extend(self.callees(call, module))
+        found = sorted({*reach(own, called), *reach(on_import, resolved_only)})
         followed: set[str] = set()
         while True:  # each scope is followed once: the loop ends when no new one is reached
             scopes = {*self.modules[entry].dispatches_on_load, *(scope for name in found for scope in self.functions[name].dispatches)}
