@@ -183,6 +183,9 @@ async def test_project_files_count_and_unsaved_buffers_override_them(client: Lan
     helper = open_document(client, root / "helper.py", HELPER)
     [diagnostic] = await published(client, helper)  # the training script on disk reaches it
     assert (diagnostic.code, diagnostic.range.start) == ("REP301", types.Position(3, 4))
+    [fix] = [action for title, action in (await actions(client, helper, diagnostic.range)).items() if title.startswith("Fix REP301")]
+    assert fix.title.endswith(" (unsafe)") and not fix.is_preferred
+    assert applied(HELPER, fix.edit).endswith("torch.backends.cudnn.benchmark = False\n")
     # The training script's unsaved buffer no longer trains; saving it re-lints every open document.
     train = open_document(client, root / "train.py", TRAIN.replace("model(x).sum().backward()", "print(model(x))"))
     assert await published(client, train) == []
