@@ -206,10 +206,19 @@ async def test_settings_come_from_the_project_then_the_client(client: LanguageCl
     [diagnostic] = await published(client, uri)
     assert diagnostic.code == "REP203"
     assert diagnostic.code_description.href == "https://example.org/rules/REP203.md"
-    # Another server's settings leave the selection as it is.
-    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"pylsp": {"plugins": {}}}))
     client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"repro_lint": {"ignore": ["REP2"]}}))
     assert await published(client, uri) == []
+    # A code that does not exist: said, and the selection stays as it was.
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"ignore": ["REP999"]}))
+    said = await asyncio.wait_for(client.wait_for_notification(types.WINDOW_SHOW_MESSAGE), 20)
+    assert said.message == "repro-lint: unknown rule code or prefix 'REP999' in the editor's settings: `ignore`; `repro-lint rules` lists them"
+    # A broken project configuration: said, and no findings shown rather than stale ones.
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"select": ["REP2"]}))
+    assert [diagnostic.code for diagnostic in await published(client, uri)] == ["REP203"]
+    (root / "pyproject.toml").write_text('[tool.repro-lint]\nselect = "REP2"\n', encoding="utf-8")
+    client.text_document_did_save(types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(uri)))
+    assert await published(client, uri) == []
+    assert client.messages[-1].message.endswith("[tool.repro-lint]: `select` must be a list of strings")
     await finish(client)
 
 
@@ -219,7 +228,7 @@ def test_client_selection_reads_every_spelling():
     assert client_selection({"select": ["REP1"]}) == Selection(("REP1",), ())
     assert client_selection({"repro-lint": {"ignore": ["REP203"]}}) == Selection(None, ("REP203",))
     assert client_selection({"repro_lint": {}}) == Selection()
-    with pytest.raises(ConfigError, match="`ignore` must be a list of rule codes"):
+    with pytest.raises(ConfigError, match="the editor's settings: `ignore` must be a list of rule codes"):
         client_selection({"ignore": "REP203"})
 
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from repro_lint.core.settings import ConfigError, Settings
+from repro_lint.core.settings import ConfigError, Settings, check_codes
 from repro_lint.engine.config import load_settings
 
 # Clients put a server's options at the top level, or under its name (VS Code's settings.json style).
@@ -27,7 +27,8 @@ def _codes(options: Mapping[str, object], key: str) -> tuple[str, ...] | None:
     if value is None:
         return None
     if not isinstance(value, list) or not all(isinstance(code, str) for code in value):
-        raise ConfigError(f"repro-lint's client settings: `{key}` must be a list of rule codes")
+        raise ConfigError(f"the editor's settings: `{key}` must be a list of rule codes")
+    check_codes(value, f"the editor's settings: `{key}`")
     return tuple(value)
 
 

@@ -63,6 +63,9 @@ class ReproLintServer(LanguageServer):
             self._said.add(message)
             self.window_show_message(types.ShowMessageParams(type=kind, message=f"repro-lint: {message}"))
 
+    def log(self, kind: types.MessageType, message: str) -> None:
+        self.window_log_message(types.LogMessageParams(type=kind, message=message))
+
     def schedule(self, uri: str, delay: float) -> None:
         """Lint the document after `delay`, instead of any lint of it still waiting."""
         pending = self._pending.pop(uri, None)
@@ -92,17 +95,20 @@ class ReproLintServer(LanguageServer):
             settings = document_settings(path, self.selection)
             linted = await self.in_thread(lint_document, path, text, settings, self.open_texts(uri))
         except ConfigError as error:
+            # No findings are known under a broken configuration: those shown would be stale.
             self.say(types.MessageType.Error, str(error))
+            self.linted.pop(uri, None)
+            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
             return
         except Exception:
-            self.window_log_message(types.LogMessageParams(type=types.MessageType.Error, message=f"repro-lint failed on {path}:\n{traceback.format_exc()}"))
+            self.log(types.MessageType.Error, f"repro-lint failed on {path}:\n{traceback.format_exc()}")
             return
         current = self.python_document(uri)
         if current is None or current.source != text:  # edited meanwhile: its own lint is on the way
             return
         self.linted[uri] = linted
         for problem in linted.problems:
-            self.window_log_message(types.LogMessageParams(type=types.MessageType.Warning, message=f"repro-lint skipped {problem.path}: {problem.summary}"))
+            self.log(types.MessageType.Warning, f"repro-lint skipped {problem.path}: {problem.summary}")
         positions = Positions(text, current.position_codec)
         diagnostics = [diagnostic(finding, positions, settings.docs_url) for finding in linted.findings]
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version))
