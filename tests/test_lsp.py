@@ -51,12 +51,16 @@ async def finish(client: LanguageClient) -> None:
     assert client._server is not None and client._server.returncode == 0
 
 
-async def published(client: LanguageClient, uri: str) -> list[types.Diagnostic]:
-    """The next diagnostics published for `uri`."""
+async def publication(client: LanguageClient, uri: str) -> types.PublishDiagnosticsParams:
+    """The next diagnostics published for `uri`, with the version they are of."""
     while True:
         params = await asyncio.wait_for(client.wait_for_notification(PUBLISH), 20)
         if params.uri == uri:
-            return list(params.diagnostics)
+            return params
+
+
+async def published(client: LanguageClient, uri: str) -> list[types.Diagnostic]:
+    return list((await publication(client, uri)).diagnostics)
 
 
 def open_document(client: LanguageClient, path: Path, text: str) -> str:
@@ -160,12 +164,13 @@ async def test_changes_are_linted_once_typing_pauses(client: LanguageClient, roo
     await start(client, root)
     uri = open_document(client, root / "train.py", "import torch\nfrom torch.utils.data import random_split\n")
     assert await published(client, uri) == []
-    # Incremental changes in quick succession: one lint, of the last text. A character outside the
-    # BMP counts two UTF-16 units, as the client counts columns.
+    # Incremental changes in quick succession: the first diagnostics published are of the last text.
+    # A character outside the BMP counts two UTF-16 units, as the client counts columns.
     changes = [(2, "torch.manual_seed(0)\n"), (3, 'a = "😀"; '), (3, "loss.backward()\n")]
     for version, (line, added) in enumerate(changes, start=2):
         change_text(client, uri, version, types.Position(line, 0), added)
-    assert await published(client, uri) == []
+    after = await publication(client, uri)
+    assert (after.version, after.diagnostics) == (4, ())
     change_text(client, uri, 5, types.Position(4, 10), "train, val = random_split(ds, [0.9, 0.1])\n")
     [diagnostic] = await published(client, uri)
     assert (diagnostic.code, diagnostic.range.start) == ("REP203", types.Position(4, 10 + 13))
