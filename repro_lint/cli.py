@@ -24,6 +24,7 @@ from repro_lint.engine.discovery import MissingPath, unlintable
 from repro_lint.engine.probe_reports import ProbeReportError, read_probe_report
 from repro_lint.engine.scorecard import judge
 from repro_lint.engine.workers import default_jobs
+from repro_lint.lsp import MissingExtra, serve
 from repro_lint.output import text
 from repro_lint.output.audit.context import AuditContext
 from repro_lint.output.audit.report import AUDIT_FORMATS, render_audit
@@ -443,6 +444,16 @@ def rules() -> None:
     widths = [max(len(row[column]) for row in [header, *rows]) for column in range(len(header))]
     for row in [header, *rows]:
         click.echo("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+
+
+@main.command()
+def server() -> None:
+    """Run the language server on standard input and output, for editors: findings as diagnostics
+    as you type, and code actions that fix them or add `# noqa`. Needs the lsp extra (pygls)."""
+    try:
+        serve()
+    except MissingExtra as error:
+        _fail(str(error))
 
 
 @main.command()

@@ -17,7 +17,7 @@ PACKAGE = Path(repro_lint.__file__).parent
 
 # From the top down: a module may import its own layer and those below it, never one above.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("repro_lint", "repro_lint.__main__", "repro_lint.api", "repro_lint.cli", "repro_lint.flake8_plugin"),
+    ("repro_lint", "repro_lint.__main__", "repro_lint.api", "repro_lint.cli", "repro_lint.flake8_plugin", "repro_lint.lsp"),
     ("repro_lint.output",),
     ("repro_lint.engine",),
     ("repro_lint.sources",),
@@ -139,7 +139,7 @@ def test_the_checks_catch_what_they_look_for():
     assert _layer("repro_lint.core.source") == len(LAYERS) - 1
 
 
-@pytest.mark.parametrize("package", ["core", "facts", "program", "rules", "analysis", "engine", "sources", "output", "probe"])
+@pytest.mark.parametrize("package", ["core", "facts", "program", "rules", "analysis", "engine", "sources", "output", "probe", "lsp"])
 def test_each_package_says_what_it_owns(package):
     docstring = ast.get_docstring(ast.parse((PACKAGE / package / "__init__.py").read_text(encoding="utf-8")))
     assert docstring and "import" in docstring, f"repro_lint/{package}/__init__.py must say what it owns and may import"
