@@ -100,22 +100,23 @@ def _is_full_slice(node: cst.Subscript) -> bool:
 class OrderFlow:
     """Follows a value in an arbitrary order to its first order-dependent use."""
 
-    def __init__(self, context: FileContext, escapes: bool = True, results: bool = False, enumerating: bool = False) -> None:
+    def __init__(self, context: FileContext, escapes: bool = True, results: bool = False, listing: bool = False) -> None:
         """`escapes`: whether a sequence returned or yielded to the caller counts as used in order. A
         listing returned by a helper is the caller's file list; a list made from a set and returned
         (`return list(names)`) is more often a collection of names, so REP106 leaves it to the caller.
         `results`: the value is a stream of results in completion order (REP208). A loop over it that
         writes each result out (`f.write(...)`) stores them in that order; one that stores each
         result under its own key (`out[index] = result`) puts them back in input order.
-        `enumerating`: numbering the elements (`for i, f in enumerate(files)`) uses their order
-        whatever the loop then does with the numbers (REP107's row counts a listing "enumerated");
-        otherwise the loop body decides."""
+        `listing`: the value is a directory listing, which REP107's row reports "stored, indexed,
+        enumerated": numbering its elements (`for i, f in enumerate(files)`) uses their order whatever
+        the loop then does with the numbers (otherwise the loop body decides), and a dict holding it
+        under a key (`{"files": glob(...)}`) carries it on (otherwise the flow stops there)."""
         self.context = context
         self.index = index_for(context)
         self.words = VOCABULARY
         self.escapes = escapes
         self.results = results
-        self.enumerating = enumerating
+        self.listing = listing
         self._seen: set[tuple[str, cst.CSTNode]] = set()
 
     def leak(self, source: cst.CSTNode, kind: Kind) -> Leak | None:
@@ -153,7 +154,7 @@ class OrderFlow:
             return None
         if kind is Kind.HOLDER:
             return self._holder(parent, child, iterable, depth)
-        if isinstance(parent, (cst.DictElement, cst.DictComp)) and parent.value is child and kind is Kind.SEQUENCE:
+        if isinstance(parent, (cst.DictElement, cst.DictComp)) and parent.value is child and kind is Kind.SEQUENCE and self.listing:
             # Stored under a key: the dict carries the sequence to wherever it goes.
             return _Next(parent if isinstance(parent, cst.DictComp) else self.index.parent(parent), Kind.HOLDER, iterable)
         if isinstance(parent, cst.Arg):
@@ -217,7 +218,7 @@ class OrderFlow:
             return _Next(call, Kind.MAPPING, to_sequence)
         if "builtins.dict" in names:
             # `dict(files=listing)` stores it under a key; `dict(pairs)` orders nothing.
-            return _Next(call, Kind.HOLDER, to_sequence) if arg.keyword is not None and kind is Kind.SEQUENCE else None
+            return _Next(call, Kind.HOLDER, to_sequence) if arg.keyword is not None and kind is Kind.SEQUENCE and self.listing else None
         if names & words.kind_keeping:
             return _Next(call, kind, iterable)
         if names & words.order_keeping:
@@ -231,7 +232,7 @@ class OrderFlow:
                 return Leak(call, to_sequence)  # `zip(names, range(n))` numbers the elements in their order
             return _Next(call, Kind.SEQUENCE, to_sequence)
         loop = self.index.parent(call)
-        if "builtins.enumerate" in names and isinstance(loop, cst.For) and loop.iter is call and not self.enumerating:
+        if "builtins.enumerate" in names and isinstance(loop, cst.For) and loop.iter is call and not self.listing:
             # `for i, x in enumerate(files)`: what the body does with the numbers decides.
             return self._loop(loop, kind, to_sequence, depth, numbered=True)
         if names & words.order_using:
