@@ -242,6 +242,15 @@ REP107_FIRES = [
     "import os\nclasses = next(os.walk(root))[1]\nindex = {c: i for i, c in enumerate(classes)}\n",
     # joined into one string that a search scans in listing order: the first match wins
     "import os, re\nfiles = os.listdir(d)\nfound = re.search(r'model.*\\.bin', '\\n'.join(files))\n",
+    # enumerated: the elements are numbered in directory order, whatever the loop does with the numbers
+    "import os\nfiles = os.listdir(d)\nfor i, f in enumerate(files):\n    convert(f)\n",
+    "import os\nimages = os.listdir(d)\nfor i, image in enumerate(images):\n    resize(image)\n    if i % 100 == 0:\n        print(i)\n",
+    # stored under a key of a dict that is written out, handed over, read back or returned
+    "import glob, json\ndata = {'type': 'x', 'checkpoints': glob.glob('*.bin')}\njson.dump(data, f)\n",
+    "import os\nmeta = {'files': os.listdir(d)}\nfirst = meta['files'][0]\n",
+    "import os\nmeta = dict(files=os.listdir(d))\nds = Data(**meta)\n",
+    "import glob\nby_split = {s: glob.glob(f'{s}/*.png') for s in splits}\nds = Data(by_split)\n",
+    "import glob\ndef index(root):\n    return {'images': glob.glob(root + '/*.png')}\n",
 ]
 
 REP107_SILENT = [
@@ -287,6 +296,17 @@ REP107_SILENT = [
     "import os\nclass T(TestCase):\n    def test_wrote(self):\n        self.assertTrue(os.listdir(d))\n        self.assertFalse(os.listdir(empty))\n",
     "import os\nclass T(TestCase):\n    def test_wrote(self):\n        self.assertIn('a.txt', os.listdir(d))\n",
     "import glob\nclass T(TestCase):\n    def test_wrote(self):\n        self.assertCountEqual(glob.glob('*.txt'), ['a.txt', 'b.txt'])\n",
+    # enumerated after sorting
+    "import os\nfor i, f in enumerate(sorted(os.listdir(d))):\n    convert(i, f)\n",
+    "import os\nfiles = os.listdir(d)\nfiles.sort()\nfor i, f in enumerate(files):\n    convert(i, f)\n",
+    # a plain loop over each file, or a comprehension that only builds a message
+    "import os\nfiles = os.listdir(d)\nfor f in files:\n    convert(f)\n",
+    "from pathlib import Path\navailable = list(Path('ckpt').glob('*/*'))\nif available:\n    options = '\\n'.join([repr(str(p)) for p in available])\n    print(f'found:{options}')\n",
+    # a dict holding a listing: sorted when read, only counted, shown, or only its keys used
+    "import glob\nmeta = {'files': glob.glob('*.png')}\nds = Data(sorted(meta['files']))\n",
+    "import os\nmeta = {'files': os.listdir(d)}\nprint(len(meta['files']))\n",
+    "import glob, logging\nlogging.info({'found': glob.glob('*.txt')})\n",
+    "import glob\ngroups = {s: glob.glob(s) for s in splits}\nfor name in groups:\n    print(name)\nnames = list(groups)\n",
 ]
 
 

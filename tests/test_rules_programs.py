@@ -648,6 +648,65 @@ def test_an_optimizer_wrappers_step_does_not_make_a_program_train(project):
     assert codes(project({"loop.py": "import torch\nif __name__ == '__main__':\n    model = torch.nn.Linear(2, 2).cuda()\n    optimizer.step()\n"}), "REP302") == ["REP302"]
 
 
+# --- A library object that runs the training step when called ----------------------------------------
+
+# deit: main.py builds timm's loss scaler and hands it to the loop in engine.py, which calls it with
+# the loss and the optimizer; the scaler's `__call__` runs backward and the optimizer step.
+SCALER_MAIN = """
+    import torch
+    {import_line}
+    from engine import train_one_epoch
+
+    def main():
+        torch.manual_seed(0)
+        model = torch.nn.Linear(2, 2).cuda()
+        {build}
+        train_one_epoch(model, loss_scaler)
+
+    if __name__ == "__main__":
+        main()
+"""
+SCALER_ENGINE = """
+    def train_one_epoch(model, loss_scaler):
+        loss = model(torch.ones(2)).sum()
+        loss_scaler(loss, opt, clip_grad=None, parameters=model.parameters())
+"""
+
+
+@pytest.mark.parametrize(
+    "import_line, build",
+    [
+        ("from timm.utils import NativeScaler", "loss_scaler = NativeScaler()"),
+        ("from timm.utils.cuda import ApexScaler", "loss_scaler = ApexScaler()"),
+        ("import timm.utils", "loss_scaler = timm.utils.NativeScaler()"),
+    ],
+)
+def test_building_a_library_loss_scaler_trains(project, import_line, build):
+    code = SCALER_MAIN.replace("{import_line}", import_line).replace("{build}", build)
+    assert codes(project({"main.py": code, "engine.py": SCALER_ENGINE}), "REP302") == ["REP302"]
+
+
+@pytest.mark.parametrize(
+    "import_line, build",
+    [
+        # torch's GradScaler only scales: the step is the program's own `scaler.step(optimizer)`.
+        ("from torch.cuda.amp import GradScaler", "loss_scaler = GradScaler()"),
+        # Another timm helper that is not a training step.
+        ("from timm.utils import ModelEma", "loss_scaler = ModelEma(model)"),
+        # Imported but never built on the program's path.
+        ("from timm.utils import NativeScaler", "loss_scaler = None"),
+    ],
+)
+def test_objects_that_do_not_run_a_training_step_do_not_train(project, import_line, build):
+    code = SCALER_MAIN.replace("{import_line}", import_line).replace("{build}", build)
+    assert codes(project({"main.py": code, "engine.py": SCALER_ENGINE}), "REP302") == []
+
+
+def test_a_loss_scaler_built_in_a_benchmark_does_not_train(project):
+    code = SCALER_MAIN.replace("{import_line}", "from timm.utils import NativeScaler").replace("{build}", "loss_scaler = NativeScaler()")
+    assert codes(project({"benchmark.py": code, "engine.py": SCALER_ENGINE}), "REP302") == []
+
+
 # --- REP101/REP102: draws from a generator of the program's own are not global draws ----------------
 
 OWN_GENERATOR = """

@@ -35,6 +35,7 @@ class Kind(enum.Enum):
     SEQUENCE = "sequence"  # a list or iterator in an arbitrary order
     SET = "set"  # a set or dict view: order-free itself, but iterating it gives an arbitrary order
     MAPPING = "mapping"  # a dict whose keys were inserted in an arbitrary order
+    HOLDER = "holder"  # a dict holding such a sequence as one of its values (`{"files": glob(...)}`)
 
 
 @dataclass(frozen=True)
@@ -99,18 +100,23 @@ def _is_full_slice(node: cst.Subscript) -> bool:
 class OrderFlow:
     """Follows a value in an arbitrary order to its first order-dependent use."""
 
-    def __init__(self, context: FileContext, escapes: bool = True, results: bool = False) -> None:
+    def __init__(self, context: FileContext, escapes: bool = True, results: bool = False, listing: bool = False) -> None:
         """`escapes`: whether a sequence returned or yielded to the caller counts as used in order. A
         listing returned by a helper is the caller's file list; a list made from a set and returned
         (`return list(names)`) is more often a collection of names, so REP106 leaves it to the caller.
         `results`: the value is a stream of results in completion order (REP208). A loop over it that
         writes each result out (`f.write(...)`) stores them in that order; one that stores each
-        result under its own key (`out[index] = result`) puts them back in input order."""
+        result under its own key (`out[index] = result`) puts them back in input order.
+        `listing`: the value is a directory listing, which REP107's row reports "stored, indexed,
+        enumerated": numbering its elements (`for i, f in enumerate(files)`) uses their order whatever
+        the loop then does with the numbers (otherwise the loop body decides), and a dict holding it
+        under a key (`{"files": glob(...)}`) carries it on (otherwise the flow stops there)."""
         self.context = context
         self.index = index_for(context)
         self.words = VOCABULARY
         self.escapes = escapes
         self.results = results
+        self.listing = listing
         self._seen: set[tuple[str, cst.CSTNode]] = set()
 
     def leak(self, source: cst.CSTNode, kind: Kind) -> Leak | None:
@@ -146,6 +152,11 @@ class OrderFlow:
         to_sequence = iterable if kind is Kind.SEQUENCE else child
         if parent is None:
             return None
+        if kind is Kind.HOLDER:
+            return self._holder(parent, child, iterable, depth)
+        if isinstance(parent, (cst.DictElement, cst.DictComp)) and parent.value is child and kind is Kind.SEQUENCE and self.listing:
+            # Stored under a key: the dict carries the sequence to wherever it goes.
+            return _Next(parent if isinstance(parent, cst.DictComp) else self.index.parent(parent), Kind.HOLDER, iterable)
         if isinstance(parent, cst.Arg):
             call = self.index.parent(parent)
             if not isinstance(call, cst.Call) or parent.keyword is not None and parent.keyword.value == "key":
@@ -206,7 +217,8 @@ class OrderFlow:
         if "builtins.dict.fromkeys" in names:
             return _Next(call, Kind.MAPPING, to_sequence)
         if "builtins.dict" in names:
-            return None
+            # `dict(files=listing)` stores it under a key; `dict(pairs)` orders nothing.
+            return _Next(call, Kind.HOLDER, to_sequence) if arg.keyword is not None and kind is Kind.SEQUENCE and self.listing else None
         if names & words.kind_keeping:
             return _Next(call, kind, iterable)
         if names & words.order_keeping:
@@ -220,7 +232,7 @@ class OrderFlow:
                 return Leak(call, to_sequence)  # `zip(names, range(n))` numbers the elements in their order
             return _Next(call, Kind.SEQUENCE, to_sequence)
         loop = self.index.parent(call)
-        if "builtins.enumerate" in names and isinstance(loop, cst.For) and loop.iter is call:
+        if "builtins.enumerate" in names and isinstance(loop, cst.For) and loop.iter is call and not self.listing:
             # `for i, x in enumerate(files)`: what the body does with the numbers decides.
             return self._loop(loop, kind, to_sequence, depth, numbered=True)
         if names & words.order_using:
@@ -239,6 +251,47 @@ class OrderFlow:
                 return _Next(call, Kind.SEQUENCE, to_sequence)
         # Anything else stores or consumes the sequence in its order; a set handed over is still a set.
         return Leak(call, iterable) if kind is Kind.SEQUENCE else None
+
+    def _holder(self, parent: cst.CSTNode, child: cst.CSTNode, iterable: cst.CSTNode, depth: int) -> _Next | Outcome:
+        """A step of a dict holding the sequence as a value. Reading a value (`d["files"]`,
+        `d.get("files")`) may give the sequence back; handing the dict to other code (`json.dump(d,
+        f)`, `Dataset(**d)`), returning it or storing it stores the sequence in its order. What reads
+        only its keys (iteration, `list(d)`, `len(d)`) or merges it into another dict is not followed."""
+        if isinstance(parent, cst.Arg):
+            call = self.index.parent(parent)
+            if not isinstance(call, cst.Call):
+                return None
+            names = self.context.qualified_names(call.func)
+            if names & self.words.kind_keeping:
+                return _Next(call, Kind.HOLDER, iterable)
+            if any(name.startswith("builtins.") for name in names) or names & self.words.order_free:
+                return None
+            if isinstance(call.func, cst.Attribute) and not names:
+                method = call.func.attr.value
+                words = self.words
+                if method in words.growers or method in words.order_free_methods or method in words.order_keeping_methods:
+                    return None
+            return Leak(call, iterable)
+        if isinstance(parent, cst.Subscript):
+            if parent.value is not child or isinstance(self.index.parent(parent), (cst.AssignTarget, cst.Del)):
+                return None
+            return _Next(parent, Kind.SEQUENCE, iterable)
+        if isinstance(parent, cst.Attribute):
+            call = self.index.parent(parent)
+            if not (isinstance(call, cst.Call) and call.func is parent):
+                return None
+            if parent.attr.value in ("get", "pop"):
+                return _Next(call, Kind.SEQUENCE, iterable)
+            return _Next(call, Kind.HOLDER, iterable) if parent.attr.value == "copy" else None
+        if isinstance(parent, cst.IfExp):
+            return None if parent.test is child else _Next(parent, Kind.HOLDER, iterable)
+        if isinstance(parent, (cst.BooleanOperation, cst.Await)):
+            return _Next(parent, Kind.HOLDER, iterable)
+        if isinstance(parent, (cst.Assign, cst.AnnAssign, cst.NamedExpr)):
+            return self._assignment(parent, child, Kind.HOLDER, iterable, depth)
+        if isinstance(parent, cst.Return) or isinstance(parent, cst.Yield) and not isinstance(parent.value, cst.From):
+            return Leak(parent, iterable) if self.escapes else None
+        return None
 
     def _subscript(self, parent: cst.Subscript, child: cst.CSTNode, kind: Kind, iterable: cst.CSTNode) -> _Next | Outcome:
         if parent.value is not child or kind is not Kind.SEQUENCE:
@@ -332,9 +385,9 @@ class OrderFlow:
         targets = [element.target for element in parent.targets] if isinstance(parent, cst.Assign) else [parent.target]
         for target in targets:
             if isinstance(target, (cst.Tuple, cst.List)):
-                outcome: Outcome = Leak(parent, to_sequence)
+                outcome: Outcome = Leak(parent, to_sequence) if kind is not Kind.HOLDER else None  # a dict unpacks its keys
             elif isinstance(target, cst.Subscript):
-                outcome = Leak(parent, iterable) if kind is Kind.SEQUENCE else None
+                outcome = Leak(parent, iterable) if kind in (Kind.SEQUENCE, Kind.HOLDER) else None
             else:
                 bound = dotted_name(target)
                 outcome = self._bound(bound, parent, kind, iterable, depth) if bound else None

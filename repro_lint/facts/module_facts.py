@@ -32,11 +32,15 @@ from repro_lint.facts.seed_option import ArgparseSeed, seed_option
 from repro_lint.facts.seed_reads import SeedReadsCollector
 from repro_lint.facts.training_context import does_not_train
 from repro_lint.facts.traversal import walk
+from repro_lint.knowledge import load
 
 # Method calls that mean "this code trains": `loss.backward()`, `optimizer.step()`,
 # `trainer.fit(model)`. Receivers are matched on their name, since their types are unknown statically.
 _ANY_RECEIVER_TRAINING_METHODS = frozenset({"backward"})
 _NAMED_RECEIVER_TRAINING_METHODS = {"step": "optim", "fit": "trainer", "train": "trainer"}
+# Library objects that run a training step when called (timm's `NativeScaler`): building one trains,
+# as building a project class whose `__call__` trains does.
+_STEP_OBJECTS = frozenset(load("training_steps.json")["step_objects"])
 # What a DataLoader worker runs: a dataset's item methods, and transforms it calls (`self.transform(x)`);
 # global `random`/numpy draws there are reseeded per worker.
 WORKER_METHODS = frozenset({"__getitem__", "__getitems__", "__iter__", "__call__"})
@@ -146,7 +150,10 @@ class ModuleFacts:
         return max(holding, key=lambda function: function.line).qualname if holding else None
 
 
-def is_training_call(node: cst.Call) -> bool:
+def is_training_call(node: cst.Call, targets: frozenset[str] = frozenset()) -> bool:
+    """Whether a call is a training step; `targets` are the qualified names its callee may denote."""
+    if not targets.isdisjoint(_STEP_OBJECTS):
+        return True
     if not isinstance(node.func, cst.Attribute):
         return False
     method = node.func.attr.value
@@ -361,7 +368,7 @@ class FactsCollector:
         if body is not None:
             guard = self._guard()
             body.calls.append((node, tuple(sorted(targets)), method, guard, False, None))
-            body.trains |= is_training_call(node) and not does_not_train(self.context, self.path)
+            body.trains |= is_training_call(node, targets) and not does_not_train(self.context, self.path)
             body.dispatches |= dispatch_scopes(node, targets, self.context.qualified_names, self.context.module_name)
             # Functions handed over by name (`callbacks=[seed_all]`) may run too; a worker_init_fn
             # runs in DataLoader workers, not in the program's own process; a function started in

@@ -341,7 +341,7 @@ class UnsortedFileListing(Rule):
         entry, label = self._listing(node)
         if entry is None:
             return
-        flow = OrderFlow(self.context)
+        flow = OrderFlow(self.context, listing=True)
         leak = self._walk_leak(node, flow) if entry["walk"] else flow.leak(node, Kind.SEQUENCE)
         if leak is None:
             return
