@@ -161,11 +161,13 @@ def _arguments(node: cst.Call, function: cst.FunctionDef | None) -> tuple[tuple[
     return tuple(positional), tuple(keywords), unpacked
 
 
-def taken_for(call: cst.Call, function: cst.FunctionDef, ancestors: list[cst.CSTNode], caller: cst.FunctionDef | None) -> bool:
+def taken_for(
+    call: cst.Call, function: cst.FunctionDef, ancestors: list[cst.CSTNode], caller: cst.FunctionDef | None, unknown_taken: bool = False
+) -> bool:
     """Whether `call` of `function` reaches the statement below `ancestors` (from `function` down)
     as far as its parameters decide: each `if parameter:` (or `if not parameter:`) around it is taken
-    for the literal the call passes or leaves as default. A value repro-lint cannot read decides
-    nothing: the statement then counts as not taken (precision first)."""
+    for the literal the call passes or leaves as default. A value repro-lint cannot read takes the
+    branch only with `unknown_taken` (else precision first: the statement counts as not reached)."""
     arguments = ArgumentsFact((), Position(0, 0), Position(0, 0), *_arguments(call, caller))
     for at in range(len(ancestors) - 1):
         branch, inner = ancestors[at], ancestors[at + 1]
@@ -176,9 +178,22 @@ def taken_for(call: cst.Call, function: cst.FunctionDef, ancestors: list[cst.CST
         if tested is None or found is None or _rebinds(function, tested):
             continue
         value = arguments.value_for(Choice(tested, found[0], found[1], None))
-        if value is None or value in (UNKNOWN, FORWARDED) or bool(ast.literal_eval(value)) is not ((inner is branch.body) != negated):
+        if value is None or value in (UNKNOWN, FORWARDED):
+            if not unknown_taken:
+                return False
+        elif bool(ast.literal_eval(value)) is not ((inner is branch.body) != negated):
             return False
     return True
+
+
+def passes_true(call: cst.Call, function: cst.FunctionDef, parameter: str, caller: cst.FunctionDef | None) -> bool:
+    """Whether `call` gives `function`'s `parameter`, never rebound there, a literally true value
+    (or leaves a literally true default)."""
+    found = _parameter(function, parameter)
+    if found is None or _rebinds(function, parameter):
+        return False
+    value = ArgumentsFact((), Position(0, 0), Position(0, 0), *_arguments(call, caller)).value_for(Choice(parameter, *found, None))
+    return value not in (None, UNKNOWN, FORWARDED) and bool(ast.literal_eval(value))
 
 
 def _parameter(function: cst.FunctionDef, name: str) -> tuple[int | None, str | None] | None:
