@@ -675,3 +675,24 @@ def test_rep205_follows_what_a_helper_returns(code):
 @pytest.mark.parametrize("code", REP205_RETURNED_SILENT)
 def test_rep205_silent_where_what_a_helper_returns_gets_its_epoch_or_does_not_shuffle(code):
     assert codes(code, "REP205") == []
+
+
+# set_epoch on another loader of the module (`train_loader.sampler`) is not on this one's sampler.
+TWO_LOADERS = (
+    "import torch\nfrom torch.utils.data import DataLoader\n"
+    "def evaluate(model, valid_loader):\n    for data in valid_loader:\n        model(data)\n"
+    "def train_validate(model, train_loader, valid_loader, epoch):\n    train_loader.sampler.set_epoch(epoch)\n"
+    "    for data in train_loader:\n        model(data)\n    evaluate(model, valid_loader)\n"
+    "def main(args):\n    train_loader = DataLoader(ds, sampler=torch.utils.data.distributed.DistributedSampler(ds))\n"
+    "    valid_loader = DataLoader(vs, sampler=torch.utils.data.distributed.DistributedSampler(vs))\n"
+    "    for epoch in range(3):\n        train_validate(model, train_loader, valid_loader, epoch)\n"
+)
+
+
+def test_rep205_set_epoch_on_another_loader_does_not_count():
+    assert [finding.start.line for finding in lint(TWO_LOADERS, "REP205")] == [13]
+
+
+def test_rep205_set_epoch_on_each_loader_silences_both():
+    code = TWO_LOADERS.replace("    evaluate(model, valid_loader)\n", "    valid_loader.sampler.set_epoch(epoch)\n    evaluate(model, valid_loader)\n")
+    assert codes(code, "REP205") == []

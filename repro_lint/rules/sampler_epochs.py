@@ -14,6 +14,7 @@ from repro_lint.facts.dataloader_calls import DISTRIBUTED_SAMPLERS, is_dataloade
 from repro_lint.facts.edits import argument, has_star_args, literal
 from repro_lint.facts.module_index import ModuleIndex, indentation, index_for, is_self_attribute, owning_class, scope_chain
 from repro_lint.facts.names import dotted_name
+from repro_lint.facts.traversal import walk
 from repro_lint.rules.base import Rule, register
 
 _DISTRIBUTED_SHORT = frozenset({"DistributedSampler"})
@@ -116,15 +117,31 @@ class DistributedSamplerWithoutSetEpoch(Rule):
         """`set_epoch` on the sampler's name, an attribute of that name, `<loader>.sampler`, or any
         `.sampler` of a loader handed around (a helper's parameter): precision first."""
         lasts = {holder.rpartition(".")[2] for holder in holders}
+        others: set[str] | None = None
         for occurrence in index.occurrences_of_attribute("set_epoch"):
             receiver = dotted_name(occurrence.value)
             if receiver is None:
                 return True
             if receiver in holders or receiver.rpartition(".")[2] in lasts:
                 return True
-            if receiver in loader_holders or receiver.endswith(".sampler") or receiver.endswith("_sampler"):
+            if receiver in loader_holders:
                 return True
+            if receiver.endswith(".sampler") or receiver.endswith("_sampler"):
+                # Unless it names another loader or sampler of the module (`train_loader.sampler`
+                # beside our `valid_loader`): the same name or attribute, as the catalog says.
+                others = self._other_holders(index, loader_holders) if others is None else others
+                if receiver.removesuffix(".sampler").rpartition(".")[2] not in others:
+                    return True
         return False
+
+    def _other_holders(self, index: ModuleIndex, loader_holders: list[str]) -> set[str]:
+        """The names (last parts) that hold this module's other DataLoaders and DistributedSamplers."""
+        mine = {holder.rpartition(".")[2] for holder in loader_holders}
+        found: set[str] = set()
+        for call in _calls(index.module):
+            if is_dataloader(self.context, call) or self.context.callee(call, DISTRIBUTED_SAMPLERS, _DISTRIBUTED_SHORT):
+                found.update(holder.rpartition(".")[2] for holder in _holders(index, call))
+        return found - mine
 
     def _epoch_loop(
         self, index: ModuleIndex, loaders: list[tuple[cst.Call, list[str]]]
@@ -355,3 +372,14 @@ def _visible(index: ModuleIndex, holder: str, scope: cst.CSTNode, loop: cst.CSTN
     if any(index.scope(node) is scope and index.order(node) < index.order(loop) for node in bindings):
         return True
     return not any(index.scope(node) is scope for node in bindings) and any(isinstance(index.scope(node), cst.Module) for node in bindings)
+
+
+def _calls(node: cst.CSTNode) -> list[cst.Call]:
+    calls: list[cst.Call] = []
+
+    class Collect(cst.CSTVisitor):
+        def visit_Call(self, call: cst.Call) -> None:
+            calls.append(call)
+
+    walk(node, Collect())
+    return calls
