@@ -155,3 +155,9 @@ def test_rep202_follows_the_sampler_a_helper_returns():
 @pytest.mark.parametrize("shuffle", ["False", "args.shuffle"])
 def test_rep202_silent_when_the_helper_may_return_no_random_sampler(shuffle):
     assert codes(SAMPLER_HELPER.format(shuffle=shuffle), "REP202") == []
+
+
+def test_a_test_of_a_parameter_that_is_no_flag_is_no_choice():
+    """`if X:` on data (no True/False default) decides nothing: the loader's finding stays there."""
+    code = "from torch.utils.data import DataLoader\ndef split(X, ds):\n    if X:\n        return DataLoader(ds, shuffle=True)\n"
+    assert codes(code, "REP202") == ["REP202"]

@@ -25,6 +25,7 @@ from repro_lint.facts.traversal import walk
 
 UNKNOWN = "?"
 FORWARDED = "<parameter>"
+_FLAG_DEFAULTS = frozenset({"True", "False"})
 # Calls into these never reach a project function: their arguments are not recorded.
 _LIBRARY_ROOTS = frozenset({"builtins", "torch", "numpy", "os", "sys", "math", "re", "json", "logging", "random", "time"})
 
@@ -127,7 +128,8 @@ def callers_choice(
             continue
         tested, negated = _tested_name(branch.test)
         found = _parameter(function, tested) if tested is not None else None
-        if tested is None or found is None or _rebinds(function, tested):
+        # Only a flag (`deterministic=False`) is a choice: `if X:` on data decides nothing of the kind.
+        if tested is None or found is None or found[1] not in _FLAG_DEFAULTS or _rebinds(function, tested):
             continue
         in_body = inner is branch.body
         other = branch.orelse if in_body else branch.body
