@@ -621,3 +621,78 @@ def test_rep206_reuses_an_existing_seed_worker():
     """)
     fixed = fix_source(code, "train.py", Settings(select=("REP206",)), unsafe=True)
     assert fixed == code.replace("num_workers=4)", "num_workers=4, worker_init_fn=seed_worker)")
+
+
+# REP205 through what a helper of the module returns: the loader built and returned by one function
+# (alone or in a tuple) and iterated in its caller's epoch loop; a sampler returned by a helper whose
+# `shuffle` is its caller's choice, handed on through `loader = sample_data(loader)` into a generator
+# that iterates it forever.
+PREPARE = (
+    "from torch.utils.data import DataLoader\nfrom torch.utils.data.distributed import DistributedSampler\n"
+    "def prepare(hp):\n    if hp.distributed:\n        train_sampler = DistributedSampler(trainset)\n        shuffle = False\n"
+    "    else:\n        train_sampler = None\n        shuffle = True\n"
+    "    train_loader = DataLoader(trainset, shuffle=shuffle, sampler=train_sampler)\n    return train_loader, valset\n"
+    "def train(hp):\n    train_loader, valset = prepare(hp)\n    for epoch in range(hp.epochs):\n"
+    "        for batch in train_loader:\n            step(batch)\n"
+)
+SAMPLER_HELPER = (
+    "from torch.utils import data\ndef data_sampler(dataset, shuffle, distributed):\n    if distributed:\n"
+    "        return data.distributed.DistributedSampler(dataset, shuffle=shuffle)\n    return data.RandomSampler(dataset)\n"
+    "def sample_data(loader):\n    while True:\n        for batch in loader:\n            yield batch\n"
+    "def train(loader):\n    loader = sample_data(loader)\n    for i in range(100):\n        step(next(loader))\n"
+    "def main(args):\n    loader = data.DataLoader(ds, sampler=data_sampler(ds, shuffle=True, distributed=args.distributed))\n"
+    "    train(loader)\n"
+)
+REP205_RETURNED_FIRES = [
+    PREPARE,
+    PREPARE.replace("    return train_loader, valset\n", "    return train_loader\n").replace("train_loader, valset = prepare(hp)", "train_loader = prepare(hp)"),
+    SAMPLER_HELPER,
+    SAMPLER_HELPER.replace("def data_sampler(dataset, shuffle, distributed)", "def data_sampler(dataset, distributed, shuffle=True)").replace(
+        "shuffle=True, distributed=args.distributed", "distributed=args.distributed"
+    ),
+]
+REP205_RETURNED_SILENT = [
+    # the caller sets the epoch on the loader it gets back
+    PREPARE.replace("        for batch in train_loader:\n", "        train_loader.sampler.set_epoch(epoch)\n        for batch in train_loader:\n"),
+    # one pass over the returned loader
+    PREPARE.replace("    for epoch in range(hp.epochs):\n        for batch in train_loader:\n            step(batch)\n", "    for batch in train_loader:\n        step(batch)\n"),
+    # the caller rebinds the name: the loop iterates another object
+    PREPARE.replace("    for epoch in range(hp.epochs):\n", "    train_loader = accelerator.prepare(train_loader)\n    for epoch in range(hp.epochs):\n"),
+    # the helper's caller chooses no shuffling, or a value that cannot be read, or turns the branch away
+    SAMPLER_HELPER.replace("shuffle=True, distributed", "shuffle=False, distributed"),
+    SAMPLER_HELPER.replace("shuffle=True, distributed", "shuffle=args.shuffle, distributed"),
+    SAMPLER_HELPER.replace("distributed=args.distributed", "distributed=False"),
+]
+
+
+@pytest.mark.parametrize("code", REP205_RETURNED_FIRES)
+def test_rep205_follows_what_a_helper_returns(code):
+    findings = lint(code, "REP205")
+    assert [finding.code for finding in findings] == ["REP205"]
+    assert findings[0].fix is None  # the sampler's name is the helper's: no fix in the caller's loop
+
+
+@pytest.mark.parametrize("code", REP205_RETURNED_SILENT)
+def test_rep205_silent_where_what_a_helper_returns_gets_its_epoch_or_does_not_shuffle(code):
+    assert codes(code, "REP205") == []
+
+
+# set_epoch on another loader of the module (`train_loader.sampler`) is not on this one's sampler.
+TWO_LOADERS = (
+    "import torch\nfrom torch.utils.data import DataLoader\n"
+    "def evaluate(model, valid_loader):\n    for data in valid_loader:\n        model(data)\n"
+    "def train_validate(model, train_loader, valid_loader, epoch):\n    train_loader.sampler.set_epoch(epoch)\n"
+    "    for data in train_loader:\n        model(data)\n    evaluate(model, valid_loader)\n"
+    "def main(args):\n    train_loader = DataLoader(ds, sampler=torch.utils.data.distributed.DistributedSampler(ds))\n"
+    "    valid_loader = DataLoader(vs, sampler=torch.utils.data.distributed.DistributedSampler(vs))\n"
+    "    for epoch in range(3):\n        train_validate(model, train_loader, valid_loader, epoch)\n"
+)
+
+
+def test_rep205_set_epoch_on_another_loader_does_not_count():
+    assert [finding.start.line for finding in lint(TWO_LOADERS, "REP205")] == [13]
+
+
+def test_rep205_set_epoch_on_each_loader_silences_both():
+    code = TWO_LOADERS.replace("    evaluate(model, valid_loader)\n", "    valid_loader.sampler.set_epoch(epoch)\n    evaluate(model, valid_loader)\n")
+    assert codes(code, "REP205") == []

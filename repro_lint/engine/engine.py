@@ -9,7 +9,7 @@ applied again until nothing changes (bounded)."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING
@@ -209,7 +209,9 @@ class Engine:
         from repro_lint.rules.registry import REGISTRY
 
         chosen = [REGISTRY[code] for code in sorted(self.enabled)]
-        program_rules = [rule() for rule in chosen if issubclass(rule, ProgramRule)]
+        program_rules: list[ProgramRule | _ProjectCheck] = [rule() for rule in chosen if issubclass(rule, ProgramRule)]
+        # Local rules that also judge call sites across modules run with them.
+        program_rules += [_ProjectCheck(rule) for rule in chosen if issubclass(rule, Rule) and rule.checks_project]
         modules = project.modules
         analyses = [self._analyze(module) for module in modules]
         reported = [module for module in modules if module.report]
@@ -414,6 +416,17 @@ def _current(programs: Iterable[ProgramOutline], project: Project) -> list[Progr
         replace(program, line=facts.main_guard_line or 1) if (facts := analysed.get(program.path)) is not None else program
         for program in programs
     ]
+
+
+class _ProjectCheck:
+    """A local rule's `check_project`, run as the program rules are."""
+
+    def __init__(self, rule: type[Rule]) -> None:
+        self.rule = rule
+        self.code, self.name = rule.code, rule.name
+
+    def check(self, model: ProjectModel) -> Iterator[Finding]:
+        return self.rule.check_project(model)
 
 
 def _question(finding: Finding, module: SourceModule) -> _Question | None:

@@ -4,13 +4,15 @@ facts the project pass joins."""
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Iterator
 
 import libcst as cst
 
+from repro_lint.facts.callers_choice import UNKNOWN, Choice, callers_choice
 from repro_lint.facts.context import FileContext, NodeEdit, import_statement_edit
-from repro_lint.facts.edits import argument, literal
+from repro_lint.facts.edits import argument, has_star_args, literal
 from repro_lint.facts.import_block import is_import_line
 from repro_lint.knowledge import load
 
@@ -51,6 +53,39 @@ def workers_may_run(call: cst.Call) -> bool:
 
 def given(arg: cst.Arg | None) -> bool:
     return arg is not None and literal(arg.value) is not None
+
+
+def shuffles_without_generator(context: FileContext, call: cst.Call) -> bool:
+    """REP202's first row: a DataLoader whose `shuffle` is given and not literally off, without
+    `generator` (nor `**kwargs` that may carry one)."""
+    if not is_dataloader(context, call) or has_star_args(call) or given(loader_argument(call, "generator")):
+        return False
+    shuffle = loader_argument(call, "shuffle")
+    return shuffle is not None and literal(shuffle.value) not in (False, None, 0)
+
+
+def workers_without_init(context: FileContext, call: cst.Call) -> bool:
+    """REP206's row: a DataLoader whose workers may run, without `worker_init_fn`."""
+    return is_dataloader(context, call) and not has_star_args(call) and workers_may_run(call) and not given(loader_argument(call, "worker_init_fn"))
+
+
+# The DataLoader settings whose offending value a caller may choose, with the test of a loader that
+# offends through that setting.
+CHOSEN_SETTINGS = {"shuffle": shuffles_without_generator, "num_workers": workers_without_init}
+
+
+def may_be_on(value: str) -> bool:
+    """A recorded `shuffle` or `num_workers` value (facts/callers_choice.py) that is not literally
+    off: a value repro-lint cannot read may be on (catalog)."""
+    return value == UNKNOWN or ast.literal_eval(value) not in (False, None, 0)
+
+
+def loader_choice(context: FileContext, call: cst.Call, setting: str) -> Choice | None:
+    """The parameter of the enclosing function that decides whether this offending DataLoader
+    offends through `setting` (see facts/callers_choice.py)."""
+    offending = CHOSEN_SETTINGS[setting]
+    given_value = loader_argument(call, setting)
+    return callers_choice(call, context.ancestors, given_value.value if given_value else None, lambda other: offending(context, other))
 
 
 def seeds_workers(context: FileContext, call: cst.Call) -> bool:

@@ -17,9 +17,11 @@ import libcst as cst
 from repro_lint.core.findings import Edit
 from repro_lint.core.source import Line, Position
 from repro_lint.facts.checkpoint_collector import module_checkpoints
+from repro_lint.facts.callers_choice import ArgumentsFact, Choice, ChoiceFact, arguments_fact
 from repro_lint.facts.checkpoints import ModuleCheckpoints
 from repro_lint.facts.context import FileContext
 from repro_lint.facts.dataset_records import DatasetFacts
+from repro_lint.facts.dataloader_calls import CHOSEN_SETTINGS, loader_choice
 from repro_lint.facts.datasets import dataset_facts
 from repro_lint.facts.edits import argument, literal, off_unless_passed, with_keyword
 from repro_lint.facts.dispatch import dispatch_scopes
@@ -137,6 +139,10 @@ class ModuleFacts:
     fix: EntryFixFacts | None = None
     datasets: DatasetFacts | None = None
     checkpoints: ModuleCheckpoints = ModuleCheckpoints()
+    # DataLoader settings that a function's caller decides, and the arguments of the module's calls
+    # that may reach a project function (facts/callers_choice.py).
+    choices: tuple[ChoiceFact, ...] = ()
+    arguments: tuple[ArgumentsFact, ...] = ()
 
     def binding(self, name: str) -> tuple[str, ...]:
         # `bindings` is sorted by name: a look-up needs no dict (the project pass makes 60,000 of them
@@ -240,6 +246,8 @@ class FactsCollector:
         self._seed_statements = SeedStatements()
         self._launches = LaunchFinder(context)
         self._seed_reads = SeedReadsCollector(context, lambda: self._open[-1].qualname if self._open else None)
+        self._choices: list[tuple[cst.Call, str, str, Choice]] = []
+        self._arguments: list[tuple[cst.Call, tuple[str, ...], cst.FunctionDef | None]] = []
 
     # Imports -----------------------------------------------------------------------------------
 
@@ -390,6 +398,18 @@ class FactsCollector:
         if "torch.utils.data.DataLoader" in targets or "torch.utils.data.dataloader.DataLoader" in targets:
             workers = argument(node, "num_workers", 5)
             self._spawns_workers |= workers is not None and literal(workers.value) != 0
+            self._loader_choices(node)
+        if body is not None:
+            self._arguments.append((node, tuple(sorted(targets)), self._open[-1].node if self._open else None))
+
+    def _loader_choices(self, node: cst.Call) -> None:
+        if not self._open:
+            return
+        for setting, offends in CHOSEN_SETTINGS.items():
+            if offends(self.context, node):
+                choice = loader_choice(self.context, node, setting)
+                if choice is not None:
+                    self._choices.append((node, self._open[-1].qualname, setting, choice))
 
     def _argparse_option(self, node: cst.Call) -> None:
         option = seed_option(node)
@@ -519,4 +539,10 @@ class FactsCollector:
             fix=entry_fix_facts(self.context, self._main_guard, positions, self._seed_statements, self._launches.launched),
             datasets=dataset_facts(self.context, positions),
             checkpoints=module_checkpoints(self.context, positions),
+            choices=tuple(ChoiceFact(function, setting, choice, line_of(node)) for node, function, setting, choice in self._choices),
+            arguments=tuple(
+                found
+                for node, targets, function in self._arguments
+                if (found := arguments_fact(node, targets, function, *positions.range(node))) is not None
+            ),
         )

@@ -337,9 +337,13 @@ class ProjectModel:
         return any(call.method == method for call in calls)
 
     def reached_by_program_where(self, module: str, condition: Iterable[str]) -> bool:
-        """Whether some program that reaches `module` meets `condition`."""
-        required = tuple(condition)
-        return any(self.program_satisfies(program, required) for program in self.programs_reaching(module))
+        """Whether some program that reaches `module` meets `condition`, where "entry" requires the
+        program to run `module` as its entry (a library module's code applies its caller's choices)."""
+        required = tuple(requirement for requirement in condition if requirement != _ENTRY)
+        programs = self.programs_reaching(module)
+        if _ENTRY in condition:
+            programs = (program for program in programs if program.entry.module == module)
+        return any(self.program_satisfies(program, required) for program in programs)
 
     def _event_kinds(self, program: Program) -> frozenset[str]:
         """The kinds of event that may happen in `program` (as `events` finds them, without the
@@ -357,6 +361,7 @@ class ProjectModel:
 
 
 _ANY_METHOD = "*."  # no qualified name starts so
+_ENTRY = "entry"
 # The method whose calls, whatever they resolve to, decide the "epochs_unset" requirement.
 _SET_EPOCH = "set_epoch"
 

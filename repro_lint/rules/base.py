@@ -51,6 +51,15 @@ class Rule(RuleMeta):
         """The program condition of one finding; a rule whose forms differ in it overrides this."""
         return cls.program_condition
 
+    # Whether the rule also reports from the program model (`check_project`).
+    checks_project: ClassVar[bool] = False
+
+    @classmethod
+    def check_project(cls, project: ProjectModel) -> Iterator[Finding]:
+        """Findings that only the whole project shows, beside those of the rule's visits: a call in
+        one module passing the value a function of another applies (facts/callers_choice.py)."""
+        return iter(())
+
 
 class ProgramRule(RuleMeta):
     """A rule about whole programs, run once per project on the modules' facts."""

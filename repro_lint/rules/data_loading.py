@@ -3,13 +3,14 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator
 
 import libcst as cst
 
 from repro_lint.core.findings import Applicability, Edit, Finding, Fix, FixAvailability
-from repro_lint.core.message_text import elide
+from repro_lint.core.message_text import elide, place
 from repro_lint.core.source import Position
 from repro_lint.facts.context import NodeEdit, PendingFix, import_statement_edit
 from repro_lint.facts.dataloader_calls import (
@@ -21,22 +22,52 @@ from repro_lint.facts.dataloader_calls import (
     import_edits,
     is_dataloader,
     loader_argument,
+    loader_choice,
+    may_be_on,
     merge,
     module_functions,
+    shuffles_without_generator,
     snake,
-    workers_may_run,
+    workers_without_init,
 )
+from repro_lint.facts.callers_choice import UNKNOWN, Choice, taken_for
 from repro_lint.facts.dataset_records import WORKER_NAME, Insertion, LoaderSite, WorkerFixPoint, WorkerFunctionPoint
 from repro_lint.facts.edits import argument, has_star_args, literal, with_keyword
 from repro_lint.facts.module_facts import ModuleFacts
-from repro_lint.facts.module_index import bound_values, index_for, replace_in_place
+from repro_lint.facts.module_index import ModuleIndex, bound_values, index_for, replace_in_place, scope_chain
 from repro_lint.facts.names import terminal_name
 from repro_lint.facts.seed_values import SeedValues
+from repro_lint.program.callers_choice import choosing_calls
 from repro_lint.program.model import ProjectModel
 from repro_lint.program.worker_hazards import Hazard, WorkerHazards
 from repro_lint.rules.base import ProgramRule, Rule, register
 
 _SAMPLER_SHORT = frozenset(name.rpartition(".")[2] for name in (*RANDOM_SAMPLERS, *BATCH_SAMPLERS))
+# How a REP202/REP206 message says that a parameter of the enclosing function decides the setting.
+# Such a finding is kept only where its module is a program's entry; elsewhere the finding goes to
+# the project call that chooses the offending value ("Libraries applying their caller's choice").
+CALLERS_NOTE = "its caller's choice"
+_CHOSEN_CONDITION = ("entry",)
+
+
+def _chosen(choice: Choice | None) -> str:
+    return f" (`{choice.parameter}` is {CALLERS_NOTE})" if choice is not None else ""
+
+
+def _choosing_findings(rule: type[Rule], project: ProjectModel, setting: str, offence: str) -> Iterator[Finding]:
+    """The calls that choose the offending `setting` of a DataLoader in a library function."""
+    for found in choosing_calls(project, setting, may_be_on):
+        choice = found.choice.choice
+        function = found.choice.function.rpartition(".")[2]
+        here = found.caller.path
+        loader = place(found.library.path, found.choice.line, here)
+        if found.value == UNKNOWN:
+            how = f"passes `{choice.parameter}` a value that may be on"
+        elif found.passed:
+            how = f"passes `{choice.parameter}={elide(found.value or '')}`"
+        else:
+            how = f"leaves `{choice.parameter}` at its default `{elide(choice.default or '')}`"
+        yield Finding(rule.code, rule.name, f"`{elide(function)}(...)` {how}: its DataLoader ({loader}) {offence}", here, found.call.start, found.call.end)
 
 
 # --- REP201: datasets whose random generators every worker copies -----------------------------------
@@ -179,16 +210,25 @@ class DataLoaderMissingWorkerInit(Rule):
     fix_availability = FixAvailability.ALWAYS
     required_text = ("DataLoader",)
 
+    checks_project = True
+
     def visit_Call(self, node: cst.Call) -> None:
-        if not is_dataloader(self.context, node) or has_star_args(node) or not workers_may_run(node):
+        if not workers_without_init(self.context, node):
             return
-        if given(loader_argument(node, "worker_init_fn")):
-            return
+        choice = loader_choice(self.context, node, "num_workers")
         self.report(
             node,
-            "DataLoader with worker processes and no `worker_init_fn` to seed numpy and `random` in each worker",
+            f"DataLoader with worker processes and no `worker_init_fn` to seed numpy and `random` in each worker{_chosen(choice)}",
             self._fix(node),
         )
+
+    @classmethod
+    def program_condition_for(cls, finding: Finding) -> tuple[str, ...]:
+        return _CHOSEN_CONDITION if CALLERS_NOTE in finding.message else ()
+
+    @classmethod
+    def check_project(cls, project: ProjectModel) -> Iterator[Finding]:
+        return _choosing_findings(cls, project, "num_workers", "runs worker processes without `worker_init_fn`")
 
     def _fix(self, node: cst.Call) -> PendingFix | None:
         context = self.context
@@ -236,12 +276,14 @@ class DataLoaderMissingGenerator(Rule):
     fix_availability = FixAvailability.ALWAYS
     required_text = ("DataLoader",)
 
+    checks_project = True
+
     def visit_Call(self, node: cst.Call) -> None:
         if not is_dataloader(self.context, node) or has_star_args(node) or given(loader_argument(node, "generator")):
             return
         shuffle = loader_argument(node, "shuffle")
-        if shuffle is not None and literal(shuffle.value) not in (False, None, 0):
-            self._report_shuffle(node, shuffle)
+        if shuffle is not None and shuffles_without_generator(self.context, node):
+            self._report_shuffle(node, shuffle, loader_choice(self.context, node, "shuffle"))
             return
         samplers = self._random_samplers(node)
         if samplers:
@@ -253,14 +295,22 @@ class DataLoaderMissingGenerator(Rule):
         seed, constant = SeedValues(self.context).for_fix()
         return f"{torch}.Generator().manual_seed({seed})", [edit for edit in (import_edit, constant) if edit is not None]
 
-    def _report_shuffle(self, node: cst.Call, shuffle: cst.Arg) -> None:
+    @classmethod
+    def program_condition_for(cls, finding: Finding) -> tuple[str, ...]:
+        return _CHOSEN_CONDITION if CALLERS_NOTE in finding.message else ()
+
+    @classmethod
+    def check_project(cls, project: ProjectModel) -> Iterator[Finding]:
+        return _choosing_findings(cls, project, "shuffle", "shuffles without `generator`: earlier torch draws change its order")
+
+    def _report_shuffle(self, node: cst.Call, shuffle: cst.Arg, choice: Choice | None) -> None:
         generator, added = self._generator()
         edits = [replace_in_place(self.context, node, with_keyword(node, "generator", generator)), *added]
         value = self.context.code_for(shuffle.value)
         how = "shuffles" if literal(shuffle.value) is True else f"may shuffle (`shuffle={elide(value)}`)"
         self.report(
             node,
-            f"DataLoader {how} without `generator`: earlier torch draws change its order",
+            f"DataLoader {how} without `generator`: earlier torch draws change its order{_chosen(choice)}",
             PendingFix(Applicability.SAFE, f"Add `generator={generator}`", tuple(edits)),
         )
 
@@ -278,13 +328,34 @@ class DataLoaderMissingGenerator(Rule):
                 if position is not None or not isinstance(value, cst.Call):
                     continue
                 qualified = self.context.callee(value, (*RANDOM_SAMPLERS, *BATCH_SAMPLERS), _SAMPLER_SHORT)
-                if qualified in RANDOM_SAMPLERS:
+                if qualified is None:
+                    pending.extend(self._returned(index, value))
+                elif qualified in RANDOM_SAMPLERS:
                     if not has_star_args(value) and argument(value, "generator", RANDOM_SAMPLERS[qualified]) is None and value not in found:
                         found.append(value)
                 elif qualified in BATCH_SAMPLERS:
                     inner = argument(value, "sampler", BATCH_SAMPLERS[qualified])
                     if inner is not None:
                         pending.append(inner.value)
+        return found
+
+    def _returned(self, index: ModuleIndex, call: cst.Call) -> list[cst.BaseExpression]:
+        """What a function of this module returns to this call (`data_sampler(ds, shuffle=True)`),
+        leaving out returns under a test of a parameter that the call's literal or default does not
+        take (`if shuffle: return RandomSampler(ds)`)."""
+        if not isinstance(call.func, cst.Name):
+            return []
+        function = module_functions(self.context.module).get(call.func.value)
+        names = self.context.resolver.resolve(call.func, scope_chain(index, call))
+        if function is None or f"{self.context.module_name}.{function.name.value}" not in names:
+            return []
+        caller = index.scope(call)
+        caller = caller if isinstance(caller, cst.FunctionDef) else None
+        found = []
+        for returned in _returns(function):
+            chain = list(itertools.takewhile(lambda node: node is not function, index.ancestors(returned)))
+            if returned.value is not None and taken_for(call, function, [function, *reversed(chain)], caller):
+                found.append(returned.value)
         return found
 
     def _report_samplers(self, node: cst.Call, samplers: list[cst.Call]) -> None:
@@ -297,3 +368,18 @@ class DataLoaderMissingGenerator(Rule):
             f"DataLoader's `{elide(name)}` has no `generator`: earlier torch draws change its order",
             PendingFix(Applicability.SAFE, f"Add `generator={generator}` to the sampler", tuple(edits)),
         )
+
+
+def _returns(function: cst.FunctionDef) -> list[cst.Return]:
+    """The function's own return statements (not those of functions or lambdas nested in it)."""
+    found: list[cst.Return] = []
+
+    class Collect(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is function
+
+        def visit_Return(self, node: cst.Return) -> None:
+            found.append(node)
+
+    function.visit(Collect())
+    return found

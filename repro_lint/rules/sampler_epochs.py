@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import itertools
+
 import libcst as cst
 
 from repro_lint.core.findings import Applicability, Finding, FixAvailability
 from repro_lint.core.message_text import elide
 from repro_lint.facts.context import NodeEdit, PendingFix
+from repro_lint.facts.callers_choice import passes_true, taken_for
 from repro_lint.facts.dataloader_calls import DISTRIBUTED_SAMPLERS, is_dataloader, loader_argument, module_functions
 from repro_lint.facts.edits import argument, has_star_args, literal
 from repro_lint.facts.module_index import ModuleIndex, indentation, index_for, is_self_attribute, owning_class, scope_chain
 from repro_lint.facts.names import dotted_name
+from repro_lint.facts.traversal import walk
 from repro_lint.rules.base import Rule, register
 
 _DISTRIBUTED_SHORT = frozenset({"DistributedSampler"})
@@ -33,12 +37,18 @@ class DistributedSamplerWithoutSetEpoch(Rule):
         qualified = self.context.callee(node, DISTRIBUTED_SAMPLERS, _DISTRIBUTED_SHORT)
         if qualified is None or has_star_args(node):
             return
-        shuffle = argument(node, "shuffle", DISTRIBUTED_SAMPLERS[qualified])
-        if shuffle is not None and literal(shuffle.value) is not True:
-            return  # shuffle=False, or a value repro-lint cannot read (silent, as the catalog asks)
         index = index_for(self.context)
-        holders = _holders(index, node)
-        loaders = self._loaders(index, node, holders)
+        shuffle = argument(node, "shuffle", DISTRIBUTED_SAMPLERS[qualified])
+        # A sampler a helper of the module returns (`return DistributedSampler(ds, shuffle=shuffle)`)
+        # is built where the helper is called, with the caller's choice of its parameters.
+        built = _returned_by_calls(index, node, shuffle.value if shuffle is not None else None)
+        if shuffle is not None and literal(shuffle.value) is not True and built is None:
+            return  # shuffle=False, or a value repro-lint cannot read (silent, as the catalog asks)
+        holders, loaders = [], []
+        for sampler in built if built is not None else [node]:
+            found = _holders(index, sampler)
+            holders += found
+            loaders += self._loaders(index, sampler, found)
         if not loaders:
             return
         loader_holders = sorted({holder for _, names in loaders for holder in names})
@@ -48,7 +58,12 @@ class DistributedSamplerWithoutSetEpoch(Rule):
         if epoch_loop is None:
             return
         loop, site, parameter = epoch_loop
-        fix = self._fix(index, node, loop, holders, loader_holders) if parameter is None else self._fix(index, node, loop, [], [parameter])
+        if parameter == _RETURNED:
+            fix = None
+        elif parameter is None:
+            fix = self._fix(index, node, loop, holders, loader_holders)
+        else:
+            fix = self._fix(index, node, loop, [], [parameter])
         helper = self._imported_helper(index, site)
         where = f" (nor in `{elide(helper, 22)}`, {HANDED_NOTE})" if helper else ""
         self.report(
@@ -102,15 +117,31 @@ class DistributedSamplerWithoutSetEpoch(Rule):
         """`set_epoch` on the sampler's name, an attribute of that name, `<loader>.sampler`, or any
         `.sampler` of a loader handed around (a helper's parameter): precision first."""
         lasts = {holder.rpartition(".")[2] for holder in holders}
+        others: set[str] | None = None
         for occurrence in index.occurrences_of_attribute("set_epoch"):
             receiver = dotted_name(occurrence.value)
             if receiver is None:
                 return True
             if receiver in holders or receiver.rpartition(".")[2] in lasts:
                 return True
-            if receiver in loader_holders or receiver.endswith(".sampler") or receiver.endswith("_sampler"):
+            if receiver in loader_holders:
                 return True
+            if receiver.endswith(".sampler") or receiver.endswith("_sampler"):
+                # Unless it names another loader or sampler of the module (`train_loader.sampler`
+                # beside our `valid_loader`): the same name or attribute, as the catalog says.
+                others = self._other_holders(index, loader_holders) if others is None else others
+                if receiver.removesuffix(".sampler").rpartition(".")[2] not in others:
+                    return True
         return False
+
+    def _other_holders(self, index: ModuleIndex, loader_holders: list[str]) -> set[str]:
+        """The names (last parts) that hold this module's other DataLoaders and DistributedSamplers."""
+        mine = {holder.rpartition(".")[2] for holder in loader_holders}
+        found: set[str] = set()
+        for call in _calls(index.module):
+            if is_dataloader(self.context, call) or self.context.callee(call, DISTRIBUTED_SAMPLERS, _DISTRIBUTED_SHORT):
+                found.update(holder.rpartition(".")[2] for holder in _holders(index, call))
+        return found - mine
 
     def _epoch_loop(
         self, index: ModuleIndex, loaders: list[tuple[cst.Call, list[str]]]
@@ -144,6 +175,9 @@ class DistributedSamplerWithoutSetEpoch(Rule):
                 if callee is not None and callee not in visited and len(visited) < 8:
                     visited.add(callee)
                     handed.extend((use, callee[1]) for use in _parameter_uses(index, *callee))
+                # Returned (`return train_loader, valset`): the loop may be where the helper's caller
+                # iterates what it gets back. No fix there: the sampler's name is the helper's.
+                handed.extend((use, _RETURNED) for use in _returned_uses(index, site))
             pending = handed
         return None
 
@@ -219,11 +253,97 @@ def _loop_around(index: ModuleIndex, site: cst.CSTNode) -> cst.CSTNode | None:
 
 
 def _parameter_uses(index: ModuleIndex, function: cst.FunctionDef, parameter: str) -> list[cst.CSTNode]:
-    """Where a function reads a parameter it never rebinds."""
+    """Where a function reads a parameter, before any rebinding of it takes effect (`loader =
+    sample_data(loader)` hands the parameter's object on; later reads see another object)."""
     mine = [node for node in index.occurrences(parameter) if index.scope(node) is function]
-    if sum(index.role(node) == "bind" for node in mine) > 1:
+    rebinds = [index.effective_order(node) for node in mine if index.role(node) == "bind" and not isinstance(index.parent(node), cst.Param)]
+    until = min(rebinds, default=None)
+    return [node for node in mine if index.role(node) == "use" and (until is None or index.order(node) < until)]
+
+
+# The "parameter" of a site reached through a helper's return: the loop is the caller's.
+_RETURNED = "<returned>"
+
+
+def _module_function_of(index: ModuleIndex, node: cst.CSTNode) -> cst.FunctionDef | None:
+    """The module-level function whose own code (not a nested function's) holds `node`."""
+    scope = index.scope(node)
+    return scope if isinstance(scope, cst.FunctionDef) and isinstance(index.parent(scope), cst.Module) else None
+
+
+def _calls_of(index: ModuleIndex, function: cst.FunctionDef) -> list[cst.Call]:
+    """The calls of a module-level function by its name, where nothing local shadows it."""
+    found = []
+    for occurrence in index.occurrences(function.name.value):
+        call = index.parent(occurrence)
+        if isinstance(call, cst.Call) and call.func is occurrence and not index.binds_locally(index.scope(call), function.name.value):
+            found.append(call)
+    return found
+
+
+def _returned_uses(index: ModuleIndex, site: cst.CSTNode) -> list[cst.CSTNode]:
+    """Where the callers of a module function read what it returns at `site` (`return loader` or
+    `return loader, valset`): the names each call's result is assigned to, read after that."""
+    parent = index.parent(site)
+    position = None
+    if isinstance(parent, cst.Element) and isinstance(index.parent(parent), cst.Tuple):
+        tuple_node = index.parent(parent)
+        position = next(at for at, element in enumerate(tuple_node.elements) if element is parent)
+        parent = index.parent(tuple_node)
+    function = _module_function_of(index, site)
+    if not isinstance(parent, cst.Return) or function is None:
         return []
-    return [node for node in mine if index.role(node) == "use"]
+    uses: list[cst.CSTNode] = []
+    for call in _calls_of(index, function):
+        assign = index.parent(call)
+        if not (isinstance(assign, cst.Assign) and assign.value is call and len(assign.targets) == 1):
+            continue
+        target = assign.targets[0].target
+        if position is not None:
+            if not isinstance(target, (cst.Tuple, cst.List)) or position >= len(target.elements):
+                continue
+            target = target.elements[position].value
+        if not isinstance(target, cst.Name):
+            continue
+        scope = index.scope(call)
+        mine = [node for node in index.occurrences(target.value) if index.scope(node) is scope]
+        if sum(index.role(node) == "bind" for node in mine) > 1:
+            continue  # rebound: the loop may iterate another object
+        uses += [node for node in mine if index.role(node) == "use" and index.order(node) > index.order(call)]
+    return uses
+
+
+def _returned_by_calls(index: ModuleIndex, sampler: cst.Call, shuffle: cst.BaseExpression | None) -> list[cst.Call] | None:
+    """Where a sampler that a module function returns is built (`return DistributedSampler(ds,
+    shuffle=shuffle)`): the calls of that function that may reach the return and shuffle, by the
+    literals they pass or leave as default. None where the sampler is not returned so."""
+    statement = index.parent(sampler)
+    function = _module_function_of(index, sampler)
+    if not isinstance(statement, cst.Return) or function is None:
+        return None
+    chain = [function, *reversed(list(itertools.takewhile(lambda node: node is not function, index.ancestors(sampler))))]
+    built = []
+    for call in _calls_of(index, function):
+        if any(arg.star for arg in call.args):
+            continue
+        caller = index.scope(call)
+        caller = caller if isinstance(caller, cst.FunctionDef) else None
+        # The sampler's `if distributed:` is taken whenever the program runs distributed: only a
+        # literal turns a test away here.
+        if not taken_for(call, function, chain, caller, unknown_taken=True):
+            continue
+        if shuffle is not None and not _shuffles(call, function, shuffle, caller):
+            continue
+        built.append(call)
+    return built
+
+
+def _shuffles(call: cst.Call, function: cst.FunctionDef, shuffle: cst.BaseExpression, caller: cst.FunctionDef | None) -> bool:
+    """Whether the sampler's `shuffle` is true for this call: a literal, or a parameter of the helper
+    that the call passes or leaves true."""
+    if literal(shuffle) is not ...:
+        return literal(shuffle) is True
+    return isinstance(shuffle, cst.Name) and passes_true(call, function, shuffle.value, caller)
 
 
 def _holders(index: ModuleIndex, call: cst.Call) -> list[str]:
@@ -252,3 +372,14 @@ def _visible(index: ModuleIndex, holder: str, scope: cst.CSTNode, loop: cst.CSTN
     if any(index.scope(node) is scope and index.order(node) < index.order(loop) for node in bindings):
         return True
     return not any(index.scope(node) is scope for node in bindings) and any(isinstance(index.scope(node), cst.Module) for node in bindings)
+
+
+def _calls(node: cst.CSTNode) -> list[cst.Call]:
+    calls: list[cst.Call] = []
+
+    class Collect(cst.CSTVisitor):
+        def visit_Call(self, call: cst.Call) -> None:
+            calls.append(call)
+
+    walk(node, Collect())
+    return calls
