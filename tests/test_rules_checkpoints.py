@@ -242,6 +242,26 @@ def test_a_dict_given_to_a_wrapper_parameter_it_does_not_save_is_no_checkpoint(p
     assert _findings(root, "REP4") == []
 
 
+UNCALLED_HELPER = "import torch\n\ndef create_exp_dir(path):\n    print(path)\n\ndef save_checkpoint(model, optimizer, path):\n    torch.save(model, path + '/model.pt')\n    torch.save(optimizer.state_dict(), path + '/optimizer.pt')\n"
+
+
+@pytest.mark.parametrize(
+    "use, expected",
+    [
+        # LoRA's NLG example imports only `create_exp_dir`; another tree's `self.save_checkpoint()` matches by name alone.
+        ("    create_exp_dir('out')\n", []),
+        # called, or handed on as a callback: it runs
+        ("    create_exp_dir('out')\n    save_checkpoint(model, optimizer, 'out')\n", [("exp_utils.py", 8, "REP402")]),
+        ("    create_exp_dir('out')\n    run_later(save_checkpoint)\n", [("exp_utils.py", 8, "REP402")]),
+    ],
+)
+def test_a_helper_function_nothing_calls_is_dead_code(project, use, expected):
+    entry = _program(TRAINING + STEP + use, "import torch\nfrom exp_utils import create_exp_dir, save_checkpoint\n")
+    other = "class Distiller:\n    def train(self):\n        self.save_checkpoint('out')\n"
+    root = project({"train.py": entry, "exp_utils.py": UNCALLED_HELPER, "other/distiller.py": other})
+    assert _findings(root, "REP402") == expected
+
+
 def test_helper_that_is_not_a_saver_is_not_a_checkpoint(project):
     helper = "def save_metrics(stats, path):\n    print(stats, path)\n"
     entry = _program(TRAINING + SCHEDULER + STEP + '    utils.save_metrics({"optimizer": optimizer.state_dict()}, "c.pt")\n', "import torch\nimport utils\n")

@@ -275,6 +275,17 @@ class CallGraph:
         return frozenset(worker)
 
     @cached_property
+    def linked(self) -> frozenset[str]:
+        """Project functions that some code of the project calls or references by a name it resolves
+        (from a function, module-level code or a `__main__` block); a plain function outside it is
+        dead code. A method is not judged so: an unresolved `obj.method()` may run it."""
+        found = {callee for name in self.functions for callee in self.links(name)[0]}
+        for module, facts in self.modules.items():
+            for call in (*facts.module_calls, *facts.main_calls):
+                found.update(self._resolved_callees(call, module))
+        return frozenset(found)
+
+    @cached_property
     def _run_now_callers(self) -> dict[str, set[str]]:
         """For each function, the functions whose calls run it before they return."""
         callers: dict[str, set[str]] = {}

@@ -15,6 +15,7 @@ from functools import cached_property
 from repro_lint.facts.checkpoints import MODULE_CODE, Creation, FunctionCheckpoints, SaveCall, SavedEntry, Slot, knowledge
 from repro_lint.facts.events import NUMPY, RANDOM
 from repro_lint.facts.module_facts import ModuleFacts
+from repro_lint.program.call_graph import is_method
 from repro_lint.program.model import ProjectModel
 from repro_lint.program.programs import Program
 
@@ -162,9 +163,21 @@ class ProjectCheckpoints:
         the training step is hidden in a library); code no program runs is checked unless it is a
         test, whose files no training run resumes from."""
         module = located.module.module
-        if self.programs_running(located) or any(True for _ in self.project.programs_reaching(module)):
+        if self.programs_running(located):
             return True
+        if any(True for _ in self.project.programs_reaching(module)):
+            # The programs importing the module never run this function: judged only when something
+            # may still run it (a plain function that nothing in the project calls is dead code; a
+            # name-only match elsewhere in the project, such as `self.deepspeed.save_checkpoint()`,
+            # does not run a module-level function).
+            return located.is_module_code or self._maybe_called(located)
         return not self.project.only_reached_by_non_training_programs(module, located.module.function_at(save.start.line))
+
+    def _maybe_called(self, located: Located) -> bool:
+        name = located.function.qualname
+        calls = self.project.calls
+        module = located.module.module
+        return name in calls.linked or name not in calls.module_of_function or is_method(name, module) or "<locals>" in name
 
     # Context ---------------------------------------------------------------------------------------
 
