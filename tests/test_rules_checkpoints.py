@@ -262,6 +262,42 @@ def test_a_helper_function_nothing_calls_is_dead_code(project, use, expected):
     assert _findings(root, "REP402") == expected
 
 
+LIBRARY_TRAINER = """import torch
+
+
+def fit(model, optimizer):
+    for step in range(10):
+        model(torch.randn(8, 4)).sum().backward()
+        optimizer.step()
+    save_state(optimizer)
+
+
+def save_state(optimizer):
+    torch.save({"optimizer": optimizer.state_dict()}, "c.pt")
+
+
+def run(model):
+    optimizer = torch.optim.AdamW(model.parameters())
+    SCHEDULER_LINE
+    fit(model, optimizer)
+"""
+
+
+@pytest.mark.parametrize(
+    "scheduler_here, expected",
+    [
+        # litgpt: the CLI picks a sub-command at run time; another sub-command's scheduler is not this one's.
+        ("pass", []),
+        # the scheduler built by the function that runs the save's caller
+        ("scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=10)", [("pretrain.py", 12, "REP401")]),
+    ],
+)
+def test_code_no_program_runs_takes_what_the_code_running_with_it_builds(project, scheduler_here, expected):
+    other = "import torch\n\ndef finetune(model):\n    optimizer = torch.optim.AdamW(model.parameters())\n    scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=10)\n    return scheduler\n"
+    root = project({"lib/pretrain.py": LIBRARY_TRAINER.replace("SCHEDULER_LINE", scheduler_here), "lib/finetune.py": other})
+    assert _findings(root, "REP401") == expected
+
+
 def test_helper_that_is_not_a_saver_is_not_a_checkpoint(project):
     helper = "def save_metrics(stats, path):\n    print(stats, path)\n"
     entry = _program(TRAINING + SCHEDULER + STEP + '    utils.save_metrics({"optimizer": optimizer.state_dict()}, "c.pt")\n', "import torch\nimport utils\n")

@@ -274,6 +274,19 @@ class CallGraph:
                     stack.append(callee)
         return frozenset(worker)
 
+    def run_with(self, function: str) -> frozenset[str]:
+        """Project functions that may run in the same run as `function`, where no program is known to
+        run it: the functions calling it, transitively, the constructors of their classes (a method
+        works on what `__init__` built), and every function those call."""
+        roots = set(backward_closure({function}, self._run_now_callers))
+        for name in list(roots):
+            module = self.module_of_function.get(name)
+            if module is not None and is_method(name, module):
+                constructor = f"{name.rpartition('.')[0]}.__init__"
+                if constructor in self.functions:
+                    roots.add(constructor)
+        return frozenset(reach(sorted(roots), lambda name: self.links(name)[0]))
+
     @cached_property
     def linked(self) -> frozenset[str]:
         """Project functions that some code of the project calls or references by a name it resolves

@@ -188,11 +188,18 @@ class ProjectCheckpoints:
         return tuple(program for program in self.project.programs if name in self.project.reachable_functions(program))
 
     def context(self, checkpoint: Checkpoint) -> Context:
-        """What the programs running the checkpoint's function build; the whole project's code when
-        no program runs it (library code called from elsewhere)."""
+        """What the programs running the checkpoint's function build; where no program is known to
+        run it (library code called from elsewhere, a sub-command a CLI picks at run time), what the
+        code running with it builds: never the whole project's code (LoRA: another example tree's
+        GradScaler; litgpt: another sub-command's scheduler)."""
         programs = self.programs_running(checkpoint.owner)
-        chosen = self._run_by(programs)
+        chosen = self._run_by(programs) if programs or checkpoint.owner.is_module_code else self._run_with(checkpoint.owner)
         return Context(tuple((located, creation) for located in chosen for creation in located.function.creations), programs)
+
+    def _run_with(self, located: Located) -> list[Located]:
+        together = self.project.calls.run_with(located.function.qualname) | {located.function.qualname}
+        module_code = f"{located.module.module}.{MODULE_CODE}"
+        return [other for other in self.located if other.function.qualname in together or other.function.qualname == module_code]
 
     def _run_by(self, programs: tuple[Program, ...]) -> list[Located]:
         """The functions these programs run; every function when there are none."""
