@@ -84,9 +84,21 @@ def test_reported_once_at_the_first_save_call():
 
 
 def test_accelerator_and_fabric_save_count():
-    for saver in ("accelerator", "fabric"):
-        code = _program(TRAINING + SCHEDULER + STEP + f'    {saver}.save({{"optimizer": optimizer.state_dict()}}, "c.pt")\n')
+    # Each saver takes the object at its own place: `accelerator.save(obj, f)`, `fabric.save(path, state)`.
+    for save in ('accelerator.save({"optimizer": optimizer.state_dict()}, "c.pt")', 'fabric.save("c.pt", {"optimizer": optimizer.state_dict()})'):
+        code = _program(TRAINING + SCHEDULER + STEP + f"    {save}\n")
         assert _codes(code, "REP401") == ["REP401"]
+
+
+@pytest.mark.parametrize("saver", ["fabric.save(path, state)", "fabric.save(state=state, path=path)", "torch.save(state, path)"])
+def test_an_optimizer_object_in_the_saved_dict_is_its_state(saver):
+    # litgpt: Fabric calls `state_dict()` on each object it saves; `torch.save` pickles the optimizer whole.
+    save = f'state = {{"model": model, "optimizer": optimizer, "iter_num": 0}}\npath = "c.pt"\n{saver}\n'
+    assert _codes(_program(TRAINING + STEP + save), "REP402") == ["REP402"]
+
+
+def test_fabric_save_of_weights_only_is_no_training_checkpoint():
+    assert _codes(_program(TRAINING + STEP + 'fabric.save("c.pt", {"model": model})\n'), "REP402") == []
 
 
 def test_test_modules_are_not_checked(project):
@@ -143,6 +155,15 @@ def test_rep401_position_restored_from_the_epoch(restore):
     assert _codes(code, "REP401") == ["REP401"]
 
 
+@pytest.mark.parametrize("last_epoch, expected", [("last_epoch", []), ("-1", ["REP401"]), ("args.warmup", ["REP401"])])
+def test_rep401_scheduler_built_at_the_loaded_epoch(last_epoch, expected):
+    # hifi-gan: `ExponentialLR(optim_g, gamma=h.lr_decay, last_epoch=last_epoch)` after reading the epoch back.
+    scheduler = f"scheduler = torch.optim.lr_scheduler.ExponentialLR(optimizer, gamma=0.99, last_epoch={last_epoch})\n"
+    body = TRAINING + 'last_epoch = -1\nif resume:\n    last_epoch = torch.load(resume)["epoch"]\n' + scheduler + STEP
+    code = _program(body + '    torch.save({"optimizer": optimizer.state_dict(), "epoch": epoch}, "c.pt")\n')
+    assert _codes(code, "REP401") == expected
+
+
 def test_rep401_fix_multi_line_dict():
     before = _program(TRAINING + SCHEDULER + STEP + '    ckpt = {\n        "model": model.state_dict(),  # weights\n        "optimizer": optimizer.state_dict()\n    }\n    torch.save(ckpt, "c.pt")\n')
     after = before.replace('"optimizer": optimizer.state_dict()\n', '"optimizer": optimizer.state_dict(),\n            "lr_scheduler": scheduler.state_dict(),\n')
@@ -194,6 +215,87 @@ def test_wrapper_in_another_module_is_a_saver(project):
     entry = _program(TRAINING + SCHEDULER + STEP + '    utils.save_on_master({"optimizer": optimizer.state_dict()}, "c.pt")\n', "import torch\nimport utils\n")
     root = project({"train.py": entry, "utils.py": SAVE_ON_MASTER})
     assert _findings(root, "REP4") == [("train.py", 12, "REP401"), ("train.py", 12, "REP402")]
+
+
+def test_wrapper_taking_the_object_after_the_path(project):
+    # hifi-gan: `save_checkpoint(path, obj)` calls `torch.save(obj, path)`; the generator and the
+    # optimizers go to two files from one function.
+    helper = "import torch\n\ndef save_checkpoint(filepath, obj):\n    torch.save(obj, filepath)\n"
+    saves = '    save_checkpoint("g.pt", {"generator": model.state_dict()})\n    save_checkpoint("do.pt", {"optim_g": optimizer.state_dict(), "steps": epoch})\n'
+    entry = _program(TRAINING + STEP + saves, "import torch\nfrom utils import save_checkpoint\n")
+    root = project({"train.py": entry, "utils.py": helper})
+    assert _findings(root, "REP402") == [("train.py", 11, "REP402")]
+
+
+def test_wrapper_handing_its_state_to_fabric(project):
+    # litgpt: `save_checkpoint(fabric, state, tokenizer_dir, file)` calls `fabric.save(file, state)`.
+    helper = "def save_checkpoint(fabric, state, tokenizer_dir, checkpoint_file):\n    fabric.save(checkpoint_file, state)\n"
+    body = TRAINING + STEP + 'state = {"model": model, "optimizer": optimizer, "iter_num": 0}\nsave_checkpoint(fabric, state, None, "c.pth")\n'
+    root = project({"train.py": _program(body, "import torch\nfrom utils import save_checkpoint\n"), "utils.py": helper})
+    assert _findings(root, "REP402") == [("train.py", 12, "REP402")]
+
+
+def test_a_dict_given_to_a_wrapper_parameter_it_does_not_save_is_no_checkpoint(project):
+    helper = "import torch\n\ndef save_log(path, stats, tag):\n    torch.save(stats, path)\n    print(tag)\n"
+    entry = _program(TRAINING + STEP + '    save_log("log.pt", {"loss": 0.1}, {"optimizer": optimizer.state_dict()})\n', "import torch\nfrom utils import save_log\n")
+    root = project({"train.py": entry, "utils.py": helper})
+    assert _findings(root, "REP4") == []
+
+
+UNCALLED_HELPER = "import torch\n\ndef create_exp_dir(path):\n    print(path)\n\ndef save_checkpoint(model, optimizer, path):\n    torch.save(model, path + '/model.pt')\n    torch.save(optimizer.state_dict(), path + '/optimizer.pt')\n"
+
+
+@pytest.mark.parametrize(
+    "use, expected",
+    [
+        # LoRA's NLG example imports only `create_exp_dir`; another tree's `self.save_checkpoint()` matches by name alone.
+        ("    create_exp_dir('out')\n", []),
+        # called, or handed on as a callback: it runs
+        ("    create_exp_dir('out')\n    save_checkpoint(model, optimizer, 'out')\n", [("exp_utils.py", 8, "REP402")]),
+        ("    create_exp_dir('out')\n    run_later(save_checkpoint)\n", [("exp_utils.py", 8, "REP402")]),
+    ],
+)
+def test_a_helper_function_nothing_calls_is_dead_code(project, use, expected):
+    entry = _program(TRAINING + STEP + use, "import torch\nfrom exp_utils import create_exp_dir, save_checkpoint\n")
+    other = "class Distiller:\n    def train(self):\n        self.save_checkpoint('out')\n"
+    root = project({"train.py": entry, "exp_utils.py": UNCALLED_HELPER, "other/distiller.py": other})
+    assert _findings(root, "REP402") == expected
+
+
+LIBRARY_TRAINER = """import torch
+
+
+def fit(model, optimizer):
+    for step in range(10):
+        model(torch.randn(8, 4)).sum().backward()
+        optimizer.step()
+    save_state(optimizer)
+
+
+def save_state(optimizer):
+    torch.save({"optimizer": optimizer.state_dict()}, "c.pt")
+
+
+def run(model):
+    optimizer = torch.optim.AdamW(model.parameters())
+    SCHEDULER_LINE
+    fit(model, optimizer)
+"""
+
+
+@pytest.mark.parametrize(
+    "scheduler_here, expected",
+    [
+        # litgpt: the CLI picks a sub-command at run time; another sub-command's scheduler is not this one's.
+        ("pass", []),
+        # the scheduler built by the function that runs the save's caller
+        ("scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=10)", [("pretrain.py", 12, "REP401")]),
+    ],
+)
+def test_code_no_program_runs_takes_what_the_code_running_with_it_builds(project, scheduler_here, expected):
+    other = "import torch\n\ndef finetune(model):\n    optimizer = torch.optim.AdamW(model.parameters())\n    scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=10)\n    return scheduler\n"
+    root = project({"lib/pretrain.py": LIBRARY_TRAINER.replace("SCHEDULER_LINE", scheduler_here), "lib/finetune.py": other})
+    assert _findings(root, "REP401") == expected
 
 
 def test_helper_that_is_not_a_saver_is_not_a_checkpoint(project):

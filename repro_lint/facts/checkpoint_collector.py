@@ -19,7 +19,7 @@ from dataclasses import replace
 import libcst as cst
 
 from repro_lint.facts.checkpoint_values import Body, PendingEntry, PendingSave, TracedDict, function_facts, same_as_referred
-from repro_lint.facts.checkpoints import MODULE_CODE, STATE_KINDS, TRAINING_STATE, ModuleCheckpoints, hinted_kind, knowledge, names_a_data_position
+from repro_lint.facts.checkpoints import MODULE_CODE, STATE_KINDS, TRAINING_STATE, ModuleCheckpoints, Slot, hinted_kind, knowledge, names_a_data_position
 from repro_lint.facts.context import FileContext
 from repro_lint.facts.edits import argument, keyword, literal
 from repro_lint.facts.names import ScopeNode, dotted_name, terminal_name
@@ -130,11 +130,15 @@ class _Collector(cst.CSTVisitor):
         else:
             qualname = ".".join([self.context.module_name, *self.classes, node.name.value])
         params = node.params
-        names = [param.name.value for param in (*params.posonly_params, *params.params, *params.kwonly_params)]
+        positional = [param.name.value for param in (*params.posonly_params, *params.params)]
+        keyword_only = [param.name.value for param in params.kwonly_params]
+        names = [*positional, *keyword_only]
         for star in (params.star_arg, params.star_kwarg):
             if isinstance(star, cst.Param):
                 names.append(star.name.value)
-        body = Body(qualname, frozenset(names), names=set(names))
+        if positional and self.classes and not self.open and not _is_static(node):
+            positional = positional[1:]  # `self` or `cls`: callers pass it as the receiver
+        body = Body(qualname, frozenset(names), tuple(positional), tuple(keyword_only), names=set(names))
         self.bodies.append(body)
         self.open.append(body)
         self.scopes.append(node)
@@ -230,6 +234,10 @@ class _Collector(cst.CSTVisitor):
         if built is not None:
             kind, name, stateless = built
             body.creations.append((node, kind, _assigned_name(statement, node), name, stateless))
+            position = keyword(node, "last_epoch") if kind == "scheduler" else None
+            if position is not None and literal(position.value) is ... and _mentions_progress(position.value):
+                # `ExponentialLR(optim, gamma, last_epoch=last_epoch)`: built at the loaded epoch.
+                body.creations.append((node, "scheduler_position", _assigned_name(statement, node), "last_epoch=", False))
         self._loader_generator(body, node, targets, _assigned_name(statement, node))
         if not self._exempt(targets, method, receiver):
             self._maybe_save(body, node, targets, method, receiver)
@@ -264,28 +272,34 @@ class _Collector(cst.CSTVisitor):
         hints = self.data.exempt_methods.get(method or "")
         return bool(hints) and any(hint in (receiver or "").lower() for hint in hints)
 
-    def _is_saver(self, targets: tuple[str, ...], method: str | None, receiver: str | None) -> bool:
-        if any(name in self.data.savers for name in targets):
-            return True
-        hints = self.data.saver_methods.get(method or "")
-        return bool(hints) and any(hint in (receiver or "").lower() for hint in hints)
-
     def _maybe_save(self, body: Body, node: cst.Call, targets: tuple[str, ...], method: str | None, receiver: str | None) -> None:
-        saver = self._is_saver(targets, method, receiver)
-        given = argument(node, "obj", 0)
-        star = next((arg for arg in node.args if arg.star == "*"), None)
-        if given is None:
+        slot = self.data.saved_slot(targets, method, receiver)
+        # A project-local saver wrapper is told by its name (`save_on_master`, `save_checkpoint`),
+        # and may take the saved object at any position or keyword: each argument holding state is a
+        # candidate, and the project pass keeps the one the wrapper passes on to its saver.
+        wrapper = slot is None and self.data.wrapper_hint in (terminal_name(node.func) or "").lower()
+        if slot is not None:
+            given = argument(node, slot[1] or "", slot[0])
+            candidates = [(slot, given)] if given is not None else []
+        elif wrapper:
+            positional = [arg for arg in node.args if arg.keyword is None and not arg.star]
+            candidates = [((index, None), arg) for index, arg in enumerate(positional)]
+            candidates += [((None, arg.keyword.value), arg) for arg in node.args if arg.keyword is not None]
+        else:
+            return
+        if not candidates:
             # `save_on_master(*args, **kwargs)` hands its own arguments on.
-            named_saver = saver or self.data.wrapper_hint in (method or "").lower()
-            if named_saver and star is not None and isinstance(star.value, cst.Name) and star.value.value in body.parameters:
-                body.saves.append(PendingSave(node, targets, method, receiver, (), True))
+            star = next((arg for arg in node.args if arg.star == "*"), None)
+            if (slot is not None or wrapper) and star is not None and isinstance(star.value, cst.Name) and star.value.value in body.parameters:
+                body.saves.append(PendingSave(node, targets, method, receiver, (), star.value.value, slot=slot or (0, None)))
             return
-        value = given.value
-        # A project-local saver wrapper is told by its name (`save_on_master`, `save_checkpoint`).
-        callee = terminal_name(node.func) or ""
-        if not saver and self.data.wrapper_hint not in callee.lower():
-            return
-        passes_parameter = isinstance(value, cst.Name) and value.value in body.parameters and value.value not in body.values
+        for at, given in candidates:
+            self._save_candidate(body, node, targets, method, receiver, at, given.value, direct=slot is not None)
+
+    def _save_candidate(
+        self, body: Body, node: cst.Call, targets: tuple[str, ...], method: str | None, receiver: str | None, slot: Slot, value: cst.BaseExpression, direct: bool
+    ) -> None:
+        passes = value.value if isinstance(value, cst.Name) and value.value in body.parameters and value.value not in body.values else None
         traced = self._trace(body, value, None)
         if isinstance(traced, TracedDict):
             entries = tuple(traced.entries.values())
@@ -297,8 +311,8 @@ class _Collector(cst.CSTVisitor):
             entries = (replace(traced, key=None, refers=traced, classify=same_as_referred),)
             keys = ()
             dict_literal = None
-        if saver or passes_parameter or any(entry.kind != "other" for entry in entries):
-            body.saves.append(PendingSave(node, targets, method, receiver, entries, passes_parameter, dict_literal, keys))
+        if direct or passes is not None or any(entry.kind != "other" for entry in entries):
+            body.saves.append(PendingSave(node, targets, method, receiver, entries, passes, dict_literal, keys, slot))
 
     def _maybe_restore(self, body: Body, node: cst.Call, targets: tuple[str, ...], method: str | None, receiver: str | None) -> None:
         data = self.data
@@ -420,7 +434,14 @@ class _Collector(cst.CSTVisitor):
         if literal(value) is not ...:
             return "other", None  # `"optimizer": None`: a placeholder, no state
         if isinstance(known, PendingEntry):
-            return known.settled or ("other", None)
+            settled = known.settled or ("other", None)
+            if settled[0] == "other" and isinstance(known.value, cst.Call) and isinstance(value, cst.Name):
+                # An object saved whole (`"optimizer": optimizer`): `torch.save` pickles its state with
+                # it, Fabric's `save` calls its `state_dict()`. What built it, else the key, tells what it is.
+                built = self.built.get(value.value)
+                kind = ("rng" if built == "generator" else built) or (hinted_kind(key) if key is not None else None)
+                return (kind, None) if kind is not None else settled
+            return settled
         if isinstance(known, TracedDict) and known.entries:
             kinds = {referred.settled[0] for referred in known.entries.values() if referred.settled is not None}
             return next((kind for kind in STATE_KINDS if kind in kinds), "other"), None
@@ -494,6 +515,10 @@ class _KeyFinder(cst.CSTVisitor):
             self.found = (func.value.value, literal(node.args[0].value))
             return False
         return True
+
+
+def _is_static(node: cst.FunctionDef) -> bool:
+    return any(dotted_name(decorator.decorator) == "staticmethod" for decorator in node.decorators)
 
 
 def _only_builds_dicts(statement: cst.SimpleStatementLine) -> bool:

@@ -22,6 +22,7 @@ from repro_lint.facts.checkpoints import (
     RestorePoint,
     SaveCall,
     SavedEntry,
+    Slot,
 )
 from repro_lint.facts.positions import Positions
 
@@ -111,9 +112,10 @@ class PendingSave:
     method: str | None
     receiver: str | None
     entries: tuple[PendingEntry, ...]
-    passes_parameter: bool
+    parameter: str | None
     literal: cst.Dict | None = None
     keys: tuple[str, ...] = ()
+    slot: Slot = (0, None)
 
 
 @dataclass
@@ -123,6 +125,8 @@ class Body:
 
     qualname: str
     parameters: frozenset[str]
+    positional: tuple[str, ...] = ()
+    keyword_only: tuple[str, ...] = ()
     values: dict[str, TracedDict | PendingEntry] = field(default_factory=dict)
     # `state = ckpt["model"]`: local names holding one key of a loaded dict.
     picked: dict[str, tuple[str, str, int | None]] = field(default_factory=dict)
@@ -159,9 +163,10 @@ def function_facts(body: Body, positions: Positions, lines: list[str]) -> Functi
             save.receiver,
             *positions.range(save.call),
             tuple(entry(pending) for pending in save.entries),
-            save.passes_parameter,
+            save.parameter,
             _insertion(save.literal, positions, lines) if save.literal is not None else None,
             save.keys,
+            save.slot,
         )
         for save in body.saves
     )
@@ -185,6 +190,8 @@ def function_facts(body: Body, positions: Positions, lines: list[str]) -> Functi
         creations,
         tuple(sorted(body.names)),
         tuple(sorted(body.parameters)),
+        body.positional,
+        body.keyword_only,
     )
 
 

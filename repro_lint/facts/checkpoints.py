@@ -21,6 +21,9 @@ from repro_lint.core.source import Line, Position
 from repro_lint.knowledge import load
 
 MODULE_CODE = "<module>"
+# Where a call takes an argument: its position among the positional arguments and its keyword (either
+# may be None: an argument given by keyword has no position, a `*args` pass-through no keyword).
+Slot = tuple[int | None, str | None]
 # Kinds of state, most specific first: a key `optimizer_state` holds an optimizer, not a model.
 STATE_KINDS = ("rng", "scheduler", "scaler", "optimizer", "model")
 TRAINING_STATE = ("optimizer", "scheduler", "scaler", "rng")
@@ -34,8 +37,9 @@ _ASSIGNMENTS = (r"=\s*\{", r"=\s*dict\(", r"=\s*\w+\[['\"]", r"=\s*\w+\.get\(")
 
 @dataclass(frozen=True)
 class _Knowledge:
-    savers: frozenset[str]
-    saver_methods: dict[str, tuple[str, ...]]
+    # Where each saver takes the object it writes: (position, keyword).
+    savers: dict[str, Slot]
+    saver_methods: dict[str, dict[str, Slot]]
     exempt_names: frozenset[str]
     exempt_methods: dict[str, tuple[str, ...]]
     schedulers: frozenset[str]
@@ -64,6 +68,15 @@ class _Knowledge:
     cast_methods: frozenset[str]
     cast_dtypes: frozenset[str]
 
+    def saved_slot(self, targets: tuple[str, ...], method: str | None, receiver: str | None) -> Slot | None:
+        """Where a call to `targets` (or `<receiver>.<method>`) takes the object it saves; None when
+        it is no saver (`torch.save(obj, f)`: (0, "obj"); `fabric.save(path, state)`: (1, "state"))."""
+        slot = next((self.savers[name] for name in targets if name in self.savers), None)
+        if slot is not None:
+            return slot
+        hints = self.saver_methods.get(method or "", {})
+        return next((found for hint, found in hints.items() if hint in (receiver or "").lower()), None)
+
     def worth_resolving(self, terminal: str) -> bool:
         return (
             terminal in self.terminals
@@ -85,8 +98,10 @@ def knowledge() -> _Knowledge:
     # `dict` is found by `_ASSIGNMENTS`; scheduler factories all say "sched".
     words = sorted({*_WORDS, *terminals} - {"dict"})
     return _Knowledge(
-        savers=frozenset(data["savers"]),
-        saver_methods={method: tuple(hints) for method, hints in data["saver_methods"].items()},
+        savers={name: (position, keyword) for name, (position, keyword) in data["savers"].items()},
+        saver_methods={
+            method: {hint: (position, keyword) for hint, (position, keyword) in hints.items()} for method, hints in data["saver_methods"].items()
+        },
         exempt_names=frozenset(data["exempt_savers"]["names"]),
         exempt_methods={method: tuple(hints) for method, hints in data["exempt_savers"]["methods"].items()},
         schedulers=frozenset(data["schedulers"]),
@@ -171,10 +186,16 @@ class SaveCall:
     start: Position
     end: Position
     entries: tuple[SavedEntry, ...]
-    # The saved object is one of the function's own parameters: the function may be a saver wrapper.
-    passes_parameter: bool
+    # The saved object is this parameter of the function's own: the function may be a saver wrapper.
+    parameter: str | None
     insertion: DictInsertion | None = None
     keys: tuple[str, ...] = ()
+    # Where the call takes the saved object (a wrapper may take it at any position or keyword).
+    slot: Slot = (0, None)
+
+    @property
+    def passes_parameter(self) -> bool:
+        return self.parameter is not None
 
 
 @dataclass(frozen=True)
@@ -229,6 +250,16 @@ class FunctionCheckpoints:
     # Names a fix may use in this function: parameters and local variables, and the parameters alone.
     names: tuple[str, ...] = ()
     parameters: tuple[str, ...] = ()
+    # The parameters a caller passes by position, in order (`self` of a method left out), and those
+    # passed only by keyword.
+    positional: tuple[str, ...] = ()
+    keyword_only: tuple[str, ...] = ()
+
+    def slot_of(self, parameter: str) -> Slot | None:
+        """Where a caller passes `parameter`; None for a `*args`/`**kwargs` parameter."""
+        if parameter in self.positional:
+            return self.positional.index(parameter), parameter
+        return (None, parameter) if parameter in self.keyword_only else None
 
 
 @dataclass(frozen=True)

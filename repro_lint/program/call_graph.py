@@ -281,6 +281,30 @@ class CallGraph:
                     stack.append(callee)
         return frozenset(worker)
 
+    def run_with(self, function: str) -> frozenset[str]:
+        """Project functions that may run in the same run as `function`, where no program is known to
+        run it: the functions calling it, transitively, the constructors of their classes (a method
+        works on what `__init__` built), and every function those call."""
+        roots = set(backward_closure({function}, self._run_now_callers))
+        for name in list(roots):
+            module = self.module_of_function.get(name)
+            if module is not None and is_method(name, module):
+                constructor = f"{name.rpartition('.')[0]}.__init__"
+                if constructor in self.functions:
+                    roots.add(constructor)
+        return frozenset(reach(sorted(roots), lambda name: self.links(name)[0]))
+
+    @cached_property
+    def linked(self) -> frozenset[str]:
+        """Project functions that some code of the project calls or references by a name it resolves
+        (from a function, module-level code or a `__main__` block); a plain function outside it is
+        dead code. A method is not judged so: an unresolved `obj.method()` may run it."""
+        found = {callee for name in self.functions for callee in self.links(name)[0]}
+        for module, facts in self.modules.items():
+            for call in (*facts.module_calls, *facts.main_calls):
+                found.update(self._resolved_callees(call, module))
+        return frozenset(found)
+
     @cached_property
     def _run_now_callers(self) -> dict[str, set[str]]:
         """For each function, the functions whose calls run it before they return."""

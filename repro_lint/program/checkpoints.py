@@ -12,9 +12,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 
-from repro_lint.facts.checkpoints import MODULE_CODE, Creation, FunctionCheckpoints, SaveCall, SavedEntry, knowledge
+from repro_lint.facts.checkpoints import MODULE_CODE, Creation, FunctionCheckpoints, SaveCall, SavedEntry, Slot, knowledge
 from repro_lint.facts.events import NUMPY, RANDOM
 from repro_lint.facts.module_facts import ModuleFacts
+from repro_lint.program.call_graph import is_method
 from repro_lint.program.model import ProjectModel
 from repro_lint.program.programs import Program
 
@@ -84,42 +85,51 @@ class ProjectCheckpoints:
 
     @staticmethod
     def _direct(save: SaveCall) -> bool:
-        data = knowledge()
-        if any(name in data.savers for name in save.targets):
-            return True
-        hints = data.saver_methods.get(save.method or "")
-        return bool(hints) and any(hint in (save.receiver or "").lower() for hint in hints)
+        return knowledge().saved_slot(save.targets, save.method, save.receiver) is not None
 
     def _callees(self, save: SaveCall, module: str) -> tuple[str, ...]:
         return tuple(sorted({found for target in save.targets for found in self.project.calls.resolve_functions(target, module)}))
 
     @cached_property
-    def wrappers(self) -> frozenset[str]:
-        """Project functions that save what they are given (`save_on_master(obj, path)`): those
-        handing a parameter to a saver, or to a wrapper, found from the savers outwards (a chain of
-        wrappers written in any order takes one pass)."""
-        pending: list[str] = []
-        # The functions handing a parameter to each callee, which are wrappers once it is.
-        handing: dict[str, list[str]] = {}
+    def wrappers(self) -> dict[str, Slot | None]:
+        """Project functions that save what they are given (`save_on_master(obj, path)`), with where
+        their callers pass the saved object (None: anywhere, for a `*args` pass-through of unknown
+        position): those handing a parameter to a saver, or to a wrapper at the place it takes the
+        object, found from the savers outwards (a chain of wrappers written in any order takes one pass)."""
+        pending: list[tuple[str, Slot | None]] = []
+        # The functions handing a parameter to each callee, at which place, which are wrappers once it is.
+        handing: dict[str, list[tuple[Located, SaveCall]]] = {}
         for located in self.located:
-            name = located.function.qualname
             for save in located.function.saves:
-                if not save.passes_parameter:
+                if save.parameter is None:
                     continue
                 if self._direct(save):
-                    pending.append(name)
+                    pending.append((located.function.qualname, self._forwarded(located, save, save.slot)))
                 for callee in self._callees(save, located.module.module):
-                    handing.setdefault(callee, []).append(name)
-        found: set[str] = set()
+                    handing.setdefault(callee, []).append((located, save))
+        found: dict[str, Slot | None] = {}
         while pending:
-            name = pending.pop()
-            if name not in found:
-                found.add(name)
-                pending.extend(handing.get(name, ()))
-        return frozenset(found)
+            name, slot = pending.pop()
+            if name in found:
+                continue
+            found[name] = slot
+            for located, save in handing.get(name, ()):
+                if _matches(save.slot, slot):
+                    pending.append((located.function.qualname, self._forwarded(located, save, slot)))
+        return found
 
-    def _saves(self, save: SaveCall, module: str, wrappers: frozenset[str] | set[str]) -> bool:
-        return self._direct(save) or any(callee in wrappers for callee in self._callees(save, module))
+    @staticmethod
+    def _forwarded(located: Located, save: SaveCall, inner: Slot | None) -> Slot | None:
+        """Where callers of a wrapper pass what it hands on: its parameter's place, or for a
+        `*args` pass-through, the place the callee takes it."""
+        assert save.parameter is not None
+        return located.function.slot_of(save.parameter) or inner
+
+    def _saves(self, save: SaveCall, module: str) -> bool:
+        if self._direct(save):
+            return True
+        wrappers = self.wrappers
+        return any(callee in wrappers and _matches(save.slot, wrappers[callee]) for callee in self._callees(save, module))
 
     @cached_property
     def checkpoints(self) -> tuple[Checkpoint, ...]:
@@ -128,7 +138,7 @@ class ProjectCheckpoints:
             saves = tuple(
                 save
                 for save in located.function.saves
-                if not save.passes_parameter and save.entries and self._saves(save, located.module.module, self.wrappers)
+                if not save.passes_parameter and save.entries and self._saves(save, located.module.module)
             )
             if saves and self._checked(located, saves[0]):
                 found.append(Checkpoint(located, saves))
@@ -153,9 +163,21 @@ class ProjectCheckpoints:
         the training step is hidden in a library); code no program runs is checked unless it is a
         test, whose files no training run resumes from."""
         module = located.module.module
-        if self.programs_running(located) or any(True for _ in self.project.programs_reaching(module)):
+        if self.programs_running(located):
             return True
+        if any(True for _ in self.project.programs_reaching(module)):
+            # The programs importing the module never run this function: judged only when something
+            # may still run it (a plain function that nothing in the project calls is dead code; a
+            # name-only match elsewhere in the project, such as `self.deepspeed.save_checkpoint()`,
+            # does not run a module-level function).
+            return located.is_module_code or self._maybe_called(located)
         return not self.project.only_reached_by_non_training_programs(module, located.module.function_at(save.start.line))
+
+    def _maybe_called(self, located: Located) -> bool:
+        name = located.function.qualname
+        calls = self.project.calls
+        module = located.module.module
+        return name in calls.linked or name not in calls.module_of_function or is_method(name, module) or "<locals>" in name
 
     # Context ---------------------------------------------------------------------------------------
 
@@ -166,11 +188,18 @@ class ProjectCheckpoints:
         return tuple(program for program in self.project.programs if name in self.project.reachable_functions(program))
 
     def context(self, checkpoint: Checkpoint) -> Context:
-        """What the programs running the checkpoint's function build; the whole project's code when
-        no program runs it (library code called from elsewhere)."""
+        """What the programs running the checkpoint's function build; where no program is known to
+        run it (library code called from elsewhere, a sub-command a CLI picks at run time), what the
+        code running with it builds: never the whole project's code (LoRA: another example tree's
+        GradScaler; litgpt: another sub-command's scheduler)."""
         programs = self.programs_running(checkpoint.owner)
-        chosen = self._run_by(programs)
+        chosen = self._run_by(programs) if programs or checkpoint.owner.is_module_code else self._run_with(checkpoint.owner)
         return Context(tuple((located, creation) for located in chosen for creation in located.function.creations), programs)
+
+    def _run_with(self, located: Located) -> list[Located]:
+        together = self.project.calls.run_with(located.function.qualname) | {located.function.qualname}
+        module_code = f"{located.module.module}.{MODULE_CODE}"
+        return [other for other in self.located if other.function.qualname in together or other.function.qualname == module_code]
 
     def _run_by(self, programs: tuple[Program, ...]) -> list[Located]:
         """The functions these programs run; every function when there are none."""
@@ -228,6 +257,13 @@ class ProjectCheckpoints:
 
     def in_module(self, module: str) -> Iterator[Located]:
         return (located for located in self.located if located.module.module == module)
+
+
+def _matches(given: Slot, taken: Slot | None) -> bool:
+    """Whether an argument given at `given` is the one a wrapper takes at `taken` (unknown: any)."""
+    if taken is None:
+        return True
+    return (given[0] is not None and given[0] == taken[0]) or (given[1] is not None and given[1] == taken[1])
 
 
 def project_checkpoints(project: ProjectModel) -> ProjectCheckpoints:
