@@ -75,6 +75,9 @@ def test_scores_a_checkout_end_to_end(tmp_path, capsys):
     assert re.search(r"^REP301 +on +1 +0 +0 +1\.00 +1\.00$", blind, re.MULTILINE)
     assert re.search(r"^REP308 +on +0 +1 +0 +0\.00 +- *$", blind, re.MULTILINE)
     assert not re.search(r"^REP308 .* 1 ", adjudicated, re.MULTILINE)
+    # Per family of default-on rules: REP101 (a false positive) and REP301 (a hit) in theirs.
+    assert re.search(r"^REP1xx +on +0 +0 +1 +- +0\.00$", adjudicated, re.MULTILINE)
+    assert re.search(r"^REP3xx +on +1 +1 +0 +0\.50 +1\.00$", blind, re.MULTILINE)
     found = json.loads(details.read_text(encoding="utf-8"))
     # REP101 fires on train.py (torch randomness, never seeded) and no label wants it; the finding
     # in the unlabelled file is not scored.
