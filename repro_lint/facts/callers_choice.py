@@ -21,7 +21,7 @@ import libcst as cst
 from repro_lint.core.source import Position
 from repro_lint.facts.edits import literal
 from repro_lint.facts.names import dotted_name
-from repro_lint.facts.traversal import walk
+from repro_lint.facts.traversal import calls_in, walk
 
 UNKNOWN = "?"
 FORWARDED = "<parameter>"
@@ -133,7 +133,7 @@ def callers_choice(
             continue
         in_body = inner is branch.body
         other = branch.orelse if in_body else branch.body
-        if other is not None and any(offending(call) for call in _calls(other)):
+        if other is not None and any(offending(call) for call in calls_in(other)):
             return None
         return Choice(tested, found[0], found[1], in_body != negated)
     return None
@@ -252,14 +252,3 @@ def _names(target: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
             yield from _names(element.value)
     else:
         yield target
-
-
-def _calls(node: cst.CSTNode) -> list[cst.Call]:
-    calls: list[cst.Call] = []
-
-    class Collect(cst.CSTVisitor):
-        def visit_Call(self, call: cst.Call) -> None:
-            calls.append(call)
-
-    walk(node, Collect())
-    return calls

@@ -61,6 +61,18 @@ def walk(node: cst.CSTNode, visitor: Visitor) -> None:
     visitor.on_leave(node)
 
 
+def calls_in(node: cst.CSTNode) -> list[cst.Call]:
+    """Every call under `node` (itself included), in source order."""
+    calls: list[cst.Call] = []
+
+    class Collect(cst.CSTVisitor):
+        def visit_Call(self, call: cst.Call) -> None:
+            calls.append(call)
+
+    walk(node, Collect())
+    return calls
+
+
 class OwnScopeVisitor(cst.CSTVisitor):
     """A visitor that stays in the code it is handed: nested functions, lambdas and classes run at
     another time, in a scope of their own."""

@@ -14,7 +14,7 @@ from repro_lint.facts.dataloader_calls import DISTRIBUTED_SAMPLERS, is_dataloade
 from repro_lint.facts.edits import argument, has_star_args, literal
 from repro_lint.facts.module_index import ModuleIndex, indentation, index_for, is_self_attribute, owning_class, scope_chain
 from repro_lint.facts.names import dotted_name
-from repro_lint.facts.traversal import walk
+from repro_lint.facts.traversal import calls_in
 from repro_lint.rules.base import Rule, register
 
 _DISTRIBUTED_SHORT = frozenset({"DistributedSampler"})
@@ -138,7 +138,7 @@ class DistributedSamplerWithoutSetEpoch(Rule):
         """The names (last parts) that hold this module's other DataLoaders and DistributedSamplers."""
         mine = {holder.rpartition(".")[2] for holder in loader_holders}
         found: set[str] = set()
-        for call in _calls(index.module):
+        for call in calls_in(index.module):
             if is_dataloader(self.context, call) or self.context.callee(call, DISTRIBUTED_SAMPLERS, _DISTRIBUTED_SHORT):
                 found.update(holder.rpartition(".")[2] for holder in _holders(index, call))
         return found - mine
@@ -372,14 +372,3 @@ def _visible(index: ModuleIndex, holder: str, scope: cst.CSTNode, loop: cst.CSTN
     if any(index.scope(node) is scope and index.order(node) < index.order(loop) for node in bindings):
         return True
     return not any(index.scope(node) is scope for node in bindings) and any(isinstance(index.scope(node), cst.Module) for node in bindings)
-
-
-def _calls(node: cst.CSTNode) -> list[cst.Call]:
-    calls: list[cst.Call] = []
-
-    class Collect(cst.CSTVisitor):
-        def visit_Call(self, call: cst.Call) -> None:
-            calls.append(call)
-
-    walk(node, Collect())
-    return calls

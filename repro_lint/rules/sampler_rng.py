@@ -14,7 +14,7 @@ from repro_lint.facts.edits import argument, keyword, literal
 from repro_lint.facts.events import short, tables
 from repro_lint.facts.module_index import ModuleIndex, index_for, scope_chain
 from repro_lint.facts.names import dotted_name, terminal_name
-from repro_lint.facts.traversal import walk
+from repro_lint.facts.traversal import calls_in, walk
 from repro_lint.knowledge import load
 from repro_lint.rules.base import Rule, register
 
@@ -69,7 +69,7 @@ class SamplerGlobalRng(Rule):
         """Report the global draws in `function`, which `method` of the sampler reaches: `site` is
         the call in `method` that leads here, `direct` the call of `function` itself (both None in
         the method itself)."""
-        for call in _calls(function):
+        for call in calls_in(function):
             if index.never_runs(call) or _after_exit(index, call, function):
                 continue
             names = self.context.resolver.resolve(call.func, scope_chain(index, call))
@@ -143,7 +143,7 @@ class SamplerGlobalRng(Rule):
         """`np.random.seed(self.seed + self.epoch)` earlier in the same function: the sampler sets the
         global RNG's state itself before drawing, so earlier draws cannot move its order."""
         seeders = tables().seeders
-        for call in _calls(function):
+        for call in calls_in(function):
             if index.order(call) >= index.order(before):
                 continue
             names = self.context.resolver.resolve(call.func, scope_chain(index, call))
@@ -215,23 +215,13 @@ def _reached_from_iter(cls: cst.ClassDef) -> list[cst.FunctionDef]:
         return []
     reached = [methods[_ORDER_METHOD]]
     for method in reached:
-        for call in _calls(method):
+        for call in calls_in(method):
             func = call.func
             if isinstance(func, cst.Attribute) and dotted_name(func.value) == "self" and func.attr.value in methods:
                 if methods[func.attr.value] not in reached:
                     reached.append(methods[func.attr.value])
     return reached
 
-
-def _calls(node: cst.CSTNode) -> list[cst.Call]:
-    calls: list[cst.Call] = []
-
-    class Collect(cst.CSTVisitor):
-        def visit_Call(self, call: cst.Call) -> None:
-            calls.append(call)
-
-    walk(node, Collect())
-    return calls
 
 
 def _after_exit(index: ModuleIndex, node: cst.CSTNode, function: cst.FunctionDef) -> bool:
