@@ -502,6 +502,34 @@ def test_program_that_never_trains_counts_the_torch_draws_it_reaches_and_its_own
     assert findings(root, "REP101,REP102") == [("evaluate.py", 3, "REP101"), ("sample.py", 2, "REP101")]
 
 
+CONV1D = (
+    "import torch\nfrom torch import nn\nclass Conv1D(nn.Module):\n    def __init__(self, nf, nx):\n"
+    "        super().__init__()\n        w = torch.empty(nx, nf)\n        nn.init.normal_(w, std=0.02)\n"
+    "        self.weight = nn.Parameter(w)\n        self.reset_parameters()\n"
+    "    def reset_parameters(self):\n        self.weight.data.uniform_(-0.1, 0.1)\n"
+)
+
+
+@pytest.mark.parametrize(
+    "entry, expected",
+    [
+        # A converter builds the model and loads its weights over the initial draws: it never trains.
+        ("import torch\nfrom layers import Conv1D\nif __name__ == '__main__':\n"
+         "    model = Conv1D(2, 2)\n    model.load_state_dict(torch.load('w.pt'))\n    torch.save(model, 'out.pt')\n", []),
+        # The same layer in a program that trains: its initial weights are drawn from torch's RNG.
+        ("import torch\nfrom layers import Conv1D\nif __name__ == '__main__':\n"
+         "    model = Conv1D(2, 2)\n    model.weight.sum().backward()\n", ["REP101"]),
+        # A sampler in a never-training program, outside an initialiser, is a draw that changes its output.
+        ("import torch\nfrom layers import Conv1D\nif __name__ == '__main__':\n"
+         "    model = Conv1D(2, 2)\n    print(torch.empty(3).normal_())\n", ["REP101"]),
+    ],
+)
+def test_in_place_samplers_in_a_layers_initialisers_initialise_weights(project, entry, expected):
+    # LoRA's vendored transformers: `nn.init.normal_(w)` in Conv1D.__init__ was taken for a tensor's
+    # sampler, and every checkpoint converter (never training) was reported.
+    assert codes(project({"layers.py": CONV1D, "convert.py": entry}), "REP101") == expected
+
+
 def test_super_init_reaches_only_the_base_class(project):
     root = project({
         "noise.py": "import random\nclass Noise:\n    def __init__(self):\n        self.x = random.random()\n",

@@ -60,6 +60,7 @@ class _Tables:
     consumers: dict[str, tuple[str, str]]
     consumer_prefixes: tuple[str, ...]
     tensor_methods: frozenset[str]
+    initialiser_methods: frozenset[str]
     cuda_calls: frozenset[str]
     cuda_methods: frozenset[str]
     device_strings: frozenset[str]
@@ -91,6 +92,7 @@ def tables() -> _Tables:
         consumers=consumers,
         consumer_prefixes=tuple(randomness["torch_prefixes"]),
         tensor_methods=frozenset(randomness["tensor_methods"]),
+        initialiser_methods=frozenset(randomness["initialiser_methods"]),
         cuda_calls=frozenset(cuda["calls"]),
         cuda_methods=frozenset(cuda["methods"]),
         device_strings=frozenset(cuda["device_strings"]),
@@ -159,8 +161,9 @@ class _CudaStrings(cst.CSTVisitor):
             self.found = "cuda"
 
 
-def call_events(call: cst.Call, targets: frozenset[str], line: int, seed_helpers: frozenset[str]) -> Iterator[Event]:
-    """The events of one call whose callee may denote any of `targets`."""
+def call_events(call: cst.Call, targets: frozenset[str], line: int, seed_helpers: frozenset[str], method: str | None = None) -> Iterator[Event]:
+    """The events of one call whose callee may denote any of `targets`, made in the method `method` of
+    a class (None elsewhere)."""
     data = tables()
     for name in sorted(targets):
         if name in seed_helpers:
@@ -204,7 +207,10 @@ def call_events(call: cst.Call, targets: frozenset[str], line: int, seed_helpers
             value = literal(method.value) if method is not None else None
             if isinstance(value, str):
                 yield Event("start_method", line, value)
-    yield from _method_events(call, line)
+    # A function known by name (`nn.init.normal_(w)`) is judged by its name above, not taken for a
+    # tensor's in-place sampler.
+    if not any(name in data.consumers or name.startswith(data.consumer_prefixes) for name in targets):
+        yield from _method_events(call, line, method in data.initialiser_methods)
     for arg in call.args:
         if arg.keyword is None:
             continue
@@ -275,7 +281,9 @@ def _determinism(call: cst.Call, name: str, entry: dict[str, object], line: int)
         yield Event("nondeterministic", line, f"{short(name)}({literal(given.value)!r})")
 
 
-def _method_events(call: cst.Call, line: int) -> Iterator[Event]:
+def _method_events(call: cst.Call, line: int, initialising: bool) -> Iterator[Event]:
+    """Events of `obj.method(...)`; `initialising`: in a class's initialiser (`__init__`,
+    `reset_parameters`), where a tensor's in-place sampler initialises parameters."""
     if not isinstance(call.func, cst.Attribute):
         return
     data = tables()
@@ -285,7 +293,7 @@ def _method_events(call: cst.Call, line: int) -> Iterator[Event]:
     elif method == "to" and call.args and call.args[0].keyword is None and _is_cuda_device(call.args[0].value):
         yield Event("cuda", line, f".to({_shown(call.args[0].value)})")
     elif method in data.tensor_methods and not _draws_from_own_generator(call):
-        yield Event("consume", line, f".{method}()", TORCH)
+        yield Event("init" if initialising else "consume", line, f".{method}()", TORCH)
     for rng in data.seeding_methods.get(method, ()):
         yield Event("seed", line, f".{method}()", rng)
 

@@ -392,7 +392,8 @@ class FactsCollector:
                         referenced = self.context.qualified_names(arg.value)
                         if referenced:
                             body.calls.append((node, tuple(sorted(referenced)), None, guard, True, None))
-        self._record(node, [*call_events(node, targets, 0, self._seed_helpers), *environment_call_events(node, 0)])
+        method = self._open[-1].node.name.value if self._open and self._class_names else None
+        self._record(node, [*call_events(node, targets, 0, self._seed_helpers, method), *environment_call_events(node, 0)])
         self._seed_reads.visit_Call(node, targets)
         self._argparse_option(node)
         if "torch.utils.data.DataLoader" in targets or "torch.utils.data.dataloader.DataLoader" in targets:
