@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Iterator
+from typing import ClassVar
 
 import libcst as cst
 
@@ -54,20 +55,34 @@ def _chosen(choice: Choice | None) -> str:
     return f" (`{choice.parameter}` is {CALLERS_NOTE})" if choice is not None else ""
 
 
-def _choosing_findings(rule: type[Rule], project: ProjectModel, setting: str, offence: str) -> Iterator[Finding]:
-    """The calls that choose the offending `setting` of a DataLoader in a library function."""
-    for found in choosing_calls(project, setting, may_be_on):
-        choice = found.choice.choice
-        function = found.choice.function.rpartition(".")[2]
-        here = found.caller.path
-        loader = place(found.library.path, found.choice.line, here)
-        if found.value == UNKNOWN:
-            how = f"passes `{choice.parameter}` a value that may be on"
-        elif found.passed:
-            how = f"passes `{choice.parameter}={elide(found.value or '')}`"
-        else:
-            how = f"leaves `{choice.parameter}` at its default `{elide(choice.default or '')}`"
-        yield Finding(rule.code, rule.name, f"`{elide(function)}(...)` {how}: its DataLoader ({loader}) {offence}", here, found.call.start, found.call.end)
+class _AppliesCallersChoice(Rule):
+    """A DataLoader rule whose setting a library function may take from its callers: the finding at
+    such a loader is kept only where its module is a program's entry, and the project calls choosing
+    the offending value are reported instead."""
+
+    checks_project = True
+    # The DataLoader setting, and what the loader then does wrong (the end of the message).
+    choice_setting: ClassVar[str]
+    choice_offence: ClassVar[str]
+
+    @classmethod
+    def program_condition_for(cls, finding: Finding) -> tuple[str, ...]:
+        return _CHOSEN_CONDITION if CALLERS_NOTE in finding.message else ()
+
+    @classmethod
+    def check_project(cls, project: ProjectModel) -> Iterator[Finding]:
+        for found in choosing_calls(project, cls.choice_setting, may_be_on):
+            choice = found.choice.choice
+            function = found.choice.function.rpartition(".")[2]
+            here = found.caller.path
+            loader = place(found.library.path, found.choice.line, here)
+            if found.value == UNKNOWN:
+                how = f"passes `{choice.parameter}` a value that may be on"
+            elif found.passed:
+                how = f"passes `{choice.parameter}={elide(found.value or '')}`"
+            else:
+                how = f"leaves `{choice.parameter}` at its default `{elide(choice.default or '')}`"
+            yield Finding(cls.code, cls.name, f"`{elide(function)}(...)` {how}: its DataLoader ({loader}) {cls.choice_offence}", here, found.call.start, found.call.end)
 
 
 # --- REP201: datasets whose random generators every worker copies -----------------------------------
@@ -200,7 +215,7 @@ def _inserted(point: WorkerFunctionPoint, at: Insertion, text: str) -> Edit:
 
 
 @register
-class DataLoaderMissingWorkerInit(Rule):
+class DataLoaderMissingWorkerInit(_AppliesCallersChoice):
     """The PyTorch reproducibility notes' recipe to the letter: a DataLoader with workers gets a
     `worker_init_fn` that seeds numpy and `random` in each worker."""
 
@@ -209,8 +224,8 @@ class DataLoaderMissingWorkerInit(Rule):
     default_enabled = False
     fix_availability = FixAvailability.ALWAYS
     required_text = ("DataLoader",)
-
-    checks_project = True
+    choice_setting = "num_workers"
+    choice_offence = "runs worker processes without `worker_init_fn`"
 
     def visit_Call(self, node: cst.Call) -> None:
         if not workers_without_init(self.context, node):
@@ -221,14 +236,6 @@ class DataLoaderMissingWorkerInit(Rule):
             f"DataLoader with worker processes and no `worker_init_fn` to seed numpy and `random` in each worker{_chosen(choice)}",
             self._fix(node),
         )
-
-    @classmethod
-    def program_condition_for(cls, finding: Finding) -> tuple[str, ...]:
-        return _CHOSEN_CONDITION if CALLERS_NOTE in finding.message else ()
-
-    @classmethod
-    def check_project(cls, project: ProjectModel) -> Iterator[Finding]:
-        return _choosing_findings(cls, project, "num_workers", "runs worker processes without `worker_init_fn`")
 
     def _fix(self, node: cst.Call) -> PendingFix | None:
         context = self.context
@@ -267,7 +274,7 @@ class DataLoaderMissingWorkerInit(Rule):
 
 
 @register
-class DataLoaderMissingGenerator(Rule):
+class DataLoaderMissingGenerator(_AppliesCallersChoice):
     """A DataLoader that shuffles without a `generator` of its own draws the order from torch's global
     RNG: the order changes whenever earlier code draws a different amount."""
 
@@ -275,8 +282,8 @@ class DataLoaderMissingGenerator(Rule):
     name = "dataloader-missing-generator"
     fix_availability = FixAvailability.ALWAYS
     required_text = ("DataLoader",)
-
-    checks_project = True
+    choice_setting = "shuffle"
+    choice_offence = "shuffles without `generator`: earlier torch draws change its order"
 
     def visit_Call(self, node: cst.Call) -> None:
         if not is_dataloader(self.context, node) or has_star_args(node) or given(loader_argument(node, "generator")):
@@ -294,14 +301,6 @@ class DataLoaderMissingGenerator(Rule):
         torch, import_edit = import_statement_edit(self.context, "torch")
         seed, constant = SeedValues(self.context).for_fix()
         return f"{torch}.Generator().manual_seed({seed})", [edit for edit in (import_edit, constant) if edit is not None]
-
-    @classmethod
-    def program_condition_for(cls, finding: Finding) -> tuple[str, ...]:
-        return _CHOSEN_CONDITION if CALLERS_NOTE in finding.message else ()
-
-    @classmethod
-    def check_project(cls, project: ProjectModel) -> Iterator[Finding]:
-        return _choosing_findings(cls, project, "shuffle", "shuffles without `generator`: earlier torch draws change its order")
 
     def _report_shuffle(self, node: cst.Call, shuffle: cst.Arg, choice: Choice | None) -> None:
         generator, added = self._generator()
