@@ -13,13 +13,14 @@ anything else, and `FORWARDED` for a parameter of the calling function (a caller
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import libcst as cst
 
 from repro_lint.core.source import Position
 from repro_lint.facts.edits import literal
+from repro_lint.facts.module_index import target_names
 from repro_lint.facts.names import dotted_name
 from repro_lint.facts.traversal import calls_in, walk
 
@@ -236,7 +237,7 @@ def _rebinds(function: cst.FunctionDef, name: str) -> bool:
         found = False
 
         def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-            self.found |= any(isinstance(n, cst.Name) and n.value == name for n in _names(node.target))
+            self.found |= name in target_names(node.target)
 
         def visit_AugAssign(self, node: cst.AugAssign) -> None:
             self.found |= isinstance(node.target, cst.Name) and node.target.value == name
@@ -244,11 +245,3 @@ def _rebinds(function: cst.FunctionDef, name: str) -> bool:
     binds = Binds()
     walk(function.body, binds)
     return binds.found
-
-
-def _names(target: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
-    if isinstance(target, (cst.Tuple, cst.List)):
-        for element in target.elements:
-            yield from _names(element.value)
-    else:
-        yield target

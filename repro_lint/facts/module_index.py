@@ -219,7 +219,7 @@ class ModuleIndex(cst.CSTVisitor):
                 while clause is not None:
                     # The first clause's iterable is evaluated outside the comprehension.
                     inside = not (first and self.contains(clause.iter, node))
-                    if inside and head in _target_names(clause.target):
+                    if inside and head in target_names(clause.target):
                         return True
                     clause, first = clause.inner_for_in, False
         return False
@@ -236,13 +236,14 @@ class ModuleIndex(cst.CSTVisitor):
         return owner if isinstance(owner, cst.ClassDef) else None
 
 
-def _target_names(target: cst.BaseExpression) -> set[str]:
+def target_names(target: cst.BaseExpression) -> set[str]:
+    """The names an assignment target binds (through tuples, lists and starred elements)."""
     if isinstance(target, cst.Name):
         return {target.value}
     if isinstance(target, (cst.Tuple, cst.List)):
-        return {name for element in target.elements for name in _target_names(element.value)}
+        return {name for element in target.elements for name in target_names(element.value)}
     if isinstance(target, cst.StarredElement):
-        return _target_names(target.value)
+        return target_names(target.value)
     return set()
 
 
