@@ -728,6 +728,52 @@ def test_rep407_silent(code):
     assert _codes(code, "REP407") == []
 
 
+# PyTorch-GAN: each epoch's weights go to a file named by the epoch, `--epoch N` reloads that file and
+# the loop starts at N, while the Adam state starts over.
+GAN = """\
+import argparse
+import torch
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--epoch", type=int, default=0)
+opt = parser.parse_args()
+generator = torch.nn.Linear(4, 2)
+optimizer_G = torch.optim.Adam(generator.parameters())
+if opt.epoch != 0:
+    generator.load_state_dict(torch.load("saved_models/G_%d.pth" % LOADED))
+for epoch in range(opt.epoch, 200):
+    generator(torch.randn(8, 4)).sum().backward()
+    optimizer_G.step()
+    torch.save(generator.state_dict(), f"saved_models/G_{SAVED}.pth")
+"""
+
+
+def _gan(loaded: str = "opt.epoch", saved: str = "epoch") -> str:
+    return GAN.replace("LOADED", loaded).replace("SAVED", saved)
+
+
+def test_rep407_progress_recorded_in_the_file_name():
+    [finding] = lint(_gan(), "REP407")
+    assert finding.start.line == 14 and "epoch in its file name" in finding.message and "line 8 (Adam)" in finding.message
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        # the file loaded is not named by a progress counter: fine-tuning from fixed weights
+        _gan(loaded="0"),
+        # the file saved is not named by one: always the latest weights, no progress recorded
+        _gan(saved="opt.dataset"),
+        # only literal text says "epoch": words of a string are not a counter
+        GAN.replace("G_%d.pth\" % LOADED", "G_epoch.pth\"").replace("G_{SAVED}.pth", "G_epoch.pth"),
+        # the optimizer is saved too, in a file of its own
+        _gan().replace("    torch.save(generator", '    torch.save(optimizer_G.state_dict(), f"O_{epoch}.pth")\n    torch.save(generator'),
+    ],
+)
+def test_rep407_silent_without_progress_in_both_file_names(code):
+    assert _codes(code, "REP407") == []
+
+
 # --- shapes met on real training code ------------------------------------------------------------
 
 

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 import libcst as cst
 
 from repro_lint.facts.checkpoint_values import Body, PendingEntry, PendingSave, TracedDict, function_facts, same_as_referred
-from repro_lint.facts.checkpoints import MODULE_CODE, STATE_KINDS, TRAINING_STATE, ModuleCheckpoints, Slot, hinted_kind, knowledge, names_a_data_position
+from repro_lint.facts.checkpoints import MODULE_CODE, STATE_KINDS, TRAINING_STATE, ModuleCheckpoints, Slot, hinted_kind, knowledge, names_a_data_position, progress_word
 from repro_lint.facts.context import FileContext
 from repro_lint.facts.edits import argument, keyword, literal
 from repro_lint.facts.names import ScopeNode, dotted_name, terminal_name
@@ -241,6 +241,8 @@ class _Collector(cst.CSTVisitor):
         self._loader_generator(body, node, targets, _assigned_name(statement, node))
         if not self._exempt(targets, method, receiver):
             self._maybe_save(body, node, targets, method, receiver)
+        if any(name in self.data.loaders for name in targets):
+            body.loaded_progress.update(_named_progress(node.args))
         restores = len(body.restores)
         self._maybe_restore(body, node, targets, method, receiver)
         if len(body.restores) == restores:
@@ -294,11 +296,12 @@ class _Collector(cst.CSTVisitor):
                 body.saves.append(PendingSave(node, targets, method, receiver, (), star.value.value, slot=slot or (0, None)))
             return
         for at, given in candidates:
-            self._save_candidate(body, node, targets, method, receiver, at, given.value, direct=slot is not None)
+            self._save_candidate(body, node, targets, method, receiver, at, given, direct=slot is not None)
 
     def _save_candidate(
-        self, body: Body, node: cst.Call, targets: tuple[str, ...], method: str | None, receiver: str | None, slot: Slot, value: cst.BaseExpression, direct: bool
+        self, body: Body, node: cst.Call, targets: tuple[str, ...], method: str | None, receiver: str | None, slot: Slot, given: cst.Arg, direct: bool
     ) -> None:
+        value = given.value
         passes = value.value if isinstance(value, cst.Name) and value.value in body.parameters and value.value not in body.values else None
         traced = self._trace(body, value, None)
         if isinstance(traced, TracedDict):
@@ -312,13 +315,14 @@ class _Collector(cst.CSTVisitor):
             keys = ()
             dict_literal = None
         if direct or passes is not None or any(entry.kind != "other" for entry in entries):
-            body.saves.append(PendingSave(node, targets, method, receiver, entries, passes, dict_literal, keys, slot))
+            named = _named_progress(arg for arg in node.args if arg is not given)
+            body.saves.append(PendingSave(node, targets, method, receiver, entries, passes, dict_literal, keys, slot, named))
 
     def _maybe_restore(self, body: Body, node: cst.Call, targets: tuple[str, ...], method: str | None, receiver: str | None) -> None:
         data = self.data
         kind = None
         if method == "load_state_dict" and isinstance(node.func, cst.Attribute):
-            kind = self._kind_of_receiver(node.func.value) or "model"
+            kind = self._state_dict_kind(node.func.value)
         elif any(name in data.rng_setters for name in targets) or (method == data.generator_set and self._is_generator(receiver)):
             kind = "rng"
         if kind is None or not node.args:
@@ -339,6 +343,14 @@ class _Collector(cst.CSTVisitor):
 
     def _is_generator(self, receiver: str | None) -> bool:
         return receiver is not None and self.built.get(receiver) == "generator"
+
+    def _state_dict_kind(self, receiver: cst.BaseExpression) -> str:
+        """What `receiver.state_dict()` holds. No RNG has one (a torch.Generator's state is
+        `get_state()`), so a receiver named for one is a network: a GAN's `generator`."""
+        kind = self._kind_of_receiver(receiver)
+        if kind is not None and kind != "rng":
+            return kind
+        return "other" if names_a_data_position(dotted_name(receiver)) else "model"
 
     def _kind_of_receiver(self, node: cst.BaseExpression) -> str | None:
         name = dotted_name(node)
@@ -492,7 +504,7 @@ class _StateFinder(cst.CSTVisitor):
             self.rng = True
         elif method == "state_dict" and self.state_of is None:
             receiver = node.func.value  # type: ignore[union-attr]
-            self.state_of = self.collector._kind_of_receiver(receiver) or ("other" if names_a_data_position(dotted_name(receiver)) else "model")
+            self.state_of = self.collector._state_dict_kind(receiver)
         if self.lossy is None:
             self.lossy = self.collector._lossy_call(node)
 
@@ -545,6 +557,23 @@ def _subscript_key(node: cst.Subscript) -> object:
 def _mentions_progress(node: cst.BaseExpression) -> bool:
     names = re.findall(r"[A-Za-z_]+", cst.Module([]).code_for_node(node).lower())
     return any(word in knowledge().progress_keys or word.endswith("epoch") for word in names)
+
+
+def _named_progress(args: Iterable[cst.Arg]) -> tuple[str, ...]:
+    """The progress counters that names and attributes in `args` denote (`f"G_{epoch}.pth"`,
+    `"%d.pth" % opt.epoch`); words of literal text are not names."""
+    finder = _IdentifierFinder()
+    for arg in args:
+        walk(arg.value, finder)
+    return tuple(sorted({word for name in finder.found if (word := progress_word(name)) is not None}))
+
+
+class _IdentifierFinder(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found: set[str] = set()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.found.add(node.value)
 
 
 def _assigned_name(statement: cst.SimpleStatementLine | None, call: cst.Call) -> str:

@@ -116,6 +116,7 @@ class PendingSave:
     literal: cst.Dict | None = None
     keys: tuple[str, ...] = ()
     slot: Slot = (0, None)
+    named_progress: tuple[str, ...] = ()
 
 
 @dataclass
@@ -137,6 +138,7 @@ class Body:
     bases: set[str] = field(default_factory=set)
     reads: set[str] = field(default_factory=set)
     opaque: bool = False
+    loaded_progress: set[str] = field(default_factory=set)
     # Names handed whole to a call that is not a restore (`set_rng_state_for_device(..., rng_state)`).
     handed: set[str] = field(default_factory=set)
     restore_point: tuple[cst.SimpleStatementLine, str, str] | None = None
@@ -167,6 +169,7 @@ def function_facts(body: Body, positions: Positions, lines: list[str]) -> Functi
             _insertion(save.literal, positions, lines) if save.literal is not None else None,
             save.keys,
             save.slot,
+            save.named_progress,
         )
         for save in body.saves
     )
@@ -192,6 +195,7 @@ def function_facts(body: Body, positions: Positions, lines: list[str]) -> Functi
         tuple(sorted(body.parameters)),
         body.positional,
         body.keyword_only,
+        tuple(sorted(body.loaded_progress)),
     )
 
 

@@ -65,6 +65,7 @@ class _Knowledge:
     kind_hints: dict[str, str]
     wrapper_hint: str
     progress_keys: frozenset[str]
+    loaders: frozenset[str]
     cast_methods: frozenset[str]
     cast_dtypes: frozenset[str]
 
@@ -91,7 +92,7 @@ def knowledge() -> _Knowledge:
     named = [
         *data["savers"], *data["exempt_savers"]["names"], *data["schedulers"], *data["scalers"],
         *data["optimizer_factories"], *data["stateless_optimizers"], *data["rng_getters"], *data["rng_setters"],
-        *data["generator_classes"], *data["data_loaders"], *data["lossy_casts"]["dtypes"], *data["optimizers"], "builtins.dict",
+        *data["generator_classes"], *data["data_loaders"], *data["loaders"], *data["lossy_casts"]["dtypes"], *data["optimizers"], "builtins.dict",
     ]
     terminals = frozenset(name.rpartition(".")[2] for name in named)
     patterns = tuple(pattern.rpartition(".")[2] for pattern in data["scheduler_factory_patterns"])
@@ -126,9 +127,20 @@ def knowledge() -> _Knowledge:
         kind_hints=dict(data["kind_hints"]),
         wrapper_hint=data["wrapper_name_hint"],
         progress_keys=frozenset(data["progress_keys"]),
+        loaders=frozenset(data["loaders"]),
         cast_methods=frozenset(data["lossy_casts"]["methods"]),
         cast_dtypes=frozenset(data["lossy_casts"]["dtypes"]),
     )
+
+
+def progress_word(name: str) -> str | None:
+    """The progress counter an identifier names (`epoch`, `opt.start_epoch` -> epoch, `global_step`),
+    if any: in a file path it records how far training went."""
+    lowered = name.lower()
+    keys = knowledge().progress_keys
+    if lowered in keys:
+        return lowered
+    return next((key for key in sorted(keys) if lowered.endswith("_" + key)), None)
 
 
 def hinted_kind(name: str | None) -> str | None:
@@ -192,6 +204,9 @@ class SaveCall:
     keys: tuple[str, ...] = ()
     # Where the call takes the saved object (a wrapper may take it at any position or keyword).
     slot: Slot = (0, None)
+    # Progress counters its other arguments name (`torch.save(sd, f"G_{epoch}.pth")`): the file
+    # name records how far training went.
+    named_progress: tuple[str, ...] = ()
 
     @property
     def passes_parameter(self) -> bool:
@@ -254,6 +269,9 @@ class FunctionCheckpoints:
     # passed only by keyword.
     positional: tuple[str, ...] = ()
     keyword_only: tuple[str, ...] = ()
+    # Progress counters the path of a loaded file names (`torch.load(f"G_{opt.epoch}.pth")`): the
+    # run resumes from the counter in the file name.
+    loaded_progress: tuple[str, ...] = ()
 
     def slot_of(self, parameter: str) -> Slot | None:
         """Where a caller passes `parameter`; None for a `*args`/`**kwargs` parameter."""

@@ -46,6 +46,11 @@ class Checkpoint:
         return frozenset(entry.kind for entry in self.entries)
 
     @property
+    def named_progress(self) -> frozenset[str]:
+        """Progress counters the file names of its saves record."""
+        return frozenset(word for save in self.saves for word in save.named_progress)
+
+    @property
     def first(self) -> SaveCall:
         return min(self.saves, key=lambda save: save.start)
 
@@ -248,9 +253,11 @@ class ProjectCheckpoints:
 
     def resumes_from(self, checkpoint: Checkpoint, keys: frozenset[str]) -> bool:
         """Whether a load path of the programs that write `checkpoint` restores state and reads one
-        of `keys` (an epoch or step counter)."""
+        of `keys` (an epoch or step counter), from the loaded dict or the loaded file's name."""
         run = {located.function.qualname for located in self._run_by(self.programs_running(checkpoint.owner))}
-        return any(keys & set(located.function.reads) for located in self.load_paths if located.function.qualname in run)
+        return any(
+            keys & {*located.function.reads, *located.function.loaded_progress} for located in self.load_paths if located.function.qualname in run
+        )
 
     def function(self, qualname: str) -> Located | None:
         return self._by_name.get(qualname)

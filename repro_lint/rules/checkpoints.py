@@ -323,10 +323,10 @@ class CheckpointMissingOptimizer(ProgramRule):
         progress = knowledge().progress_keys
         for checkpoint in model.checkpoints:
             kinds = checkpoint.kinds
-            if "optimizer" in kinds or not {"progress", "model"} <= kinds:
-                continue
             keys = frozenset(entry.key for entry in checkpoint.entries if entry.key is not None and entry.key.lower() in progress)
-            if not model.resumes_from(checkpoint, keys):
+            if "optimizer" in kinds or "model" not in kinds or not keys | checkpoint.named_progress:
+                continue
+            if not model.resumes_from(checkpoint, keys | checkpoint.named_progress):
                 continue
             optimizers = model.context(checkpoint).built("optimizer")
             stateful = [(located, creation) for located, creation in optimizers if not creation.stateless]
@@ -336,6 +336,13 @@ class CheckpointMissingOptimizer(ProgramRule):
             yield _finding(
                 self,
                 checkpoint,
-                f"this checkpoint records progress ({elide(', '.join(sorted(keys)))}) and weights but not the optimizer "
+                f"this checkpoint records progress ({_recorded(keys, checkpoint.named_progress)}) and weights but not the optimizer "
                 f"built at {_where(located, creation.line, creation.what, checkpoint)}",
             )
+
+
+def _recorded(keys: frozenset[str], named: frozenset[str]) -> str:
+    """The progress a checkpoint records: its keys, else the counters its file name holds."""
+    if keys:
+        return elide(", ".join(sorted(keys)))
+    return f"{elide(', '.join(sorted(named)))} in its file name"
