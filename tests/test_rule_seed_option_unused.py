@@ -56,6 +56,10 @@ def _train(project, body: str, imports: str = "", **files: str) -> Path:
         ("logging.info('seed %d', args.seed)\ntorch.manual_seed(0)", "seeds at line {} "),
         ("if args.seed is not None:\n    print('seeded run')\ntorch.manual_seed(0)", "seeds at line {} "),
         ("print('run-%d' % args.seed)\ntorch.manual_seed(0)", "seeds at line {} "),
+        # Only written into names (cleanrl's enjoy.py: the hub repository to download from).
+        ("repo = f'{args.env}-seed{args.seed}'\ntorch.manual_seed(0)", "seeds at line {} "),
+        ("run_name = 'run_{}_{}'.format(args.env, args.seed)\ntorch.manual_seed(0)", "seeds at line {} "),
+        ("out = 'runs/seed-%d' % args.seed\ntorch.manual_seed(0)", "seeds at line {} "),
         # The options object only looked at, or saved beside the weights.
         ("print(vars(args))\ntorch.manual_seed(0)", "seeds at line {} "),
         ("torch.save(args, 'args.bin')\ntorch.manual_seed(0)", "seeds at line {} "),
@@ -91,6 +95,7 @@ def test_fires_when_no_seeding_call_receives_the_option(project, body, seeding):
         # Text built from it may be another program's command line.
         "os.system(f'python split.py --seed {args.seed}')",
         "command = 'python split.py --seed %d' % args.seed",
+        "command = 'python split.py -s {}'.format(args.seed)",
     ],
 )
 def test_silent_where_the_value_may_reach_a_seeding_call(project, body):
@@ -204,3 +209,12 @@ def test_a_library_handing_over_its_own_config_is_not_the_programs_options(proje
     root = _train(project, "build('{}')\ntorch.manual_seed(0)", imports="from helpers import build", **{"helpers.py": helpers})
     (root / "train.py").write_text((root / "train.py").read_text().replace("main(parser.parse_args())", "args = parser.parse_args()\n    main(args)"))
     assert [(name, line) for name, line, _ in _findings(root)] == [("train.py", _line(root, "train.py", '"--seed"'))]
+
+
+def test_an_imported_scripts_main_block_reads_nothing_for_the_importer(project):
+    # cleanrl: enjoy.py imports dqn.py for its network; dqn.py seeds from its own options under its
+    # main guard, which does not run when enjoy.py imports it.
+    dqn = "import random\nimport argparse\n\nclass QNetwork:\n    pass\n\nif __name__ == '__main__':\n    args = argparse.ArgumentParser().parse_args()\n    random.seed(args.seed)\n"
+    root = _train(project, "net = QNetwork()\nname = f'{args.env}-seed{args.seed}'", imports="from dqn import QNetwork", **{"dqn.py": dqn})
+    assert [(name, line) for name, line, _ in _findings(root)] == [("train.py", _line(root, "train.py", '"--seed"'))]
+

@@ -31,7 +31,7 @@ from repro_lint.facts.launches import Launch, LaunchFinder
 from repro_lint.facts.names import dotted_name, import_from_module, is_main_guard
 from repro_lint.facts.positions import Positions
 from repro_lint.facts.seed_option import ArgparseSeed, seed_option
-from repro_lint.facts.seed_reads import SeedReadsCollector
+from repro_lint.facts.seed_reads import MAIN_BLOCK, SeedReadsCollector
 from repro_lint.facts.training_context import does_not_train
 from repro_lint.facts.traversal import walk
 from repro_lint.knowledge import load
@@ -103,7 +103,7 @@ class SeedOption:
 @dataclass(frozen=True)
 class SeedReads:
     """What REP109 needs of a module (facts/seed_reads.py), each with the function it happens in
-    (None: module-level code): the seed-like names it reads for their value, the calls it hands a
+    (None: module-level code; MAIN_BLOCK: under the main guard): the seed-like names it reads for their value, the calls it hands a
     whole options object to, and where it turns one into a mapping that may reach any code
     (`vars(args)`)."""
 
@@ -245,7 +245,7 @@ class FactsCollector:
         self._seed_helpers = frozenset(context.settings.seed_helpers)
         self._seed_statements = SeedStatements()
         self._launches = LaunchFinder(context)
-        self._seed_reads = SeedReadsCollector(context, lambda: self._open[-1].qualname if self._open else None)
+        self._seed_reads = SeedReadsCollector(context, self._reads_scope)
         self._choices: list[tuple[cst.Call, str, str, Choice]] = []
         self._arguments: list[tuple[cst.Call, tuple[str, ...], cst.FunctionDef | None]] = []
 
@@ -310,6 +310,13 @@ class FactsCollector:
         if self._main_guard is not None and self._main_guard in self.context.ancestors:
             return self._main
         return self._module
+
+    def _reads_scope(self) -> str | None:
+        """Where a seed read happens, for REP109: the innermost function, the main block, or None
+        for other module-level code."""
+        if self._open:
+            return self._open[-1].qualname
+        return MAIN_BLOCK if self._body() is self._main else None
 
     def _in_worker(self) -> bool:
         return bool(self._open) and self._open[-1].node.name.value in WORKER_METHODS and bool(self._class_names)

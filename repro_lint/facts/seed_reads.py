@@ -2,7 +2,9 @@
 to other code (REP109).
 
 A seed option is used when its value is read anywhere but in what only shows it (`print`, a logger,
-an experiment tracker's config record) or tests it (`if args.seed is not None:`).
+an experiment tracker's config record), tests it (`if args.seed is not None:`) or writes it into
+text that names something (a run or a repository: `f"{env}-seed{args.seed}"`); text holding a
+command-line option (`f"python split.py --seed {args.seed}"`) hands it to the program it runs.
 Which use then reaches a seeding call is not followed: any read counts, so the rule stays silent
 wherever the value may reach one. An options object handed whole to code the analysis may not see
 (`vars(args)`, `Trainer(args)` from a library) may be read there; the project pass decides which
@@ -11,6 +13,7 @@ callees it can see.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -32,6 +35,12 @@ _GETATTR = "builtins.getattr"
 _KEY_METHODS = frozenset({"get", "pop", "setdefault"})
 # Where a read only decides whether code runs.
 _TESTS = (cst.If, cst.While, cst.IfExp, cst.Assert)
+# A command-line option in text (`python split.py --seed {}`): the text is a command another program runs.
+_COMMAND_OPTION = re.compile(r"(?:^|\s)--?[A-Za-z]")
+
+
+# The "function" of code under a module's main guard: it runs only when that module is the program.
+MAIN_BLOCK = "<main>"
 
 
 def option_attribute(name: str) -> str:
@@ -59,7 +68,7 @@ class SeedReadsCollector:
     """Batched-visitor part (driven by the facts collector) recording seed reads and hand-overs."""
 
     context: FileContext
-    function: Callable[[], str | None]  # the function being visited, None at module level
+    function: Callable[[], str | None]  # the function being visited, None at module level, MAIN_BLOCK under the main guard
     names: set[tuple[str, str | None]] = field(default_factory=set)  # read names, with their function
     handed_over: list[HandedOver] = field(default_factory=list)
     converted: set[tuple[str, str | None]] = field(default_factory=set)  # holders turned into mappings (`vars(args)`)
@@ -149,6 +158,9 @@ class SeedReadsCollector:
                 return False
             if kind is cst.Call and child is not ancestor.func and _shows(ancestor, self.context):
                 return False
+            template = _template(ancestor, child)
+            if template is not None:
+                return _COMMAND_OPTION.search(template) is not None
             if isinstance(ancestor, cst.BaseSmallStatement) or isinstance(ancestor, cst.BaseCompoundStatement):
                 return True
         return True
@@ -159,6 +171,22 @@ def _shows(call: cst.Call, context: FileContext) -> bool:
     if isinstance(func, cst.Attribute) and func.attr.value in _SINK_METHODS:
         return True
     return bool(context.qualified_names(func) & _SINK_CALLS)
+
+
+def _template(node: cst.CSTNode, child: cst.CSTNode) -> str | None:
+    """The text that `node` writes `child` into (an f-string, `"..." % x`, `"...".format(x)`),
+    with `{}` for each value; None when `node` builds no text from it."""
+    if isinstance(node, cst.FormattedString):
+        return "".join(part.value if isinstance(part, cst.FormattedStringText) else "{}" for part in node.parts)
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo) and child is node.right:
+        text = node.left.evaluated_value if isinstance(node.left, cst.SimpleString) else None
+        return text if isinstance(text, str) else None
+    if isinstance(node, cst.Call) and child is not node.func:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "format" and isinstance(func.value, cst.SimpleString):
+            text = func.value.evaluated_value
+            return text if isinstance(text, str) else None
+    return None
 
 
 def _holder(node: cst.BaseExpression) -> str | None:

@@ -8,7 +8,7 @@ from repro_lint.core.findings import Applicability, Finding, Fix, FixAvailabilit
 from repro_lint.core.message_text import elide
 from repro_lint.facts.events import TORCH
 from repro_lint.facts.module_facts import ModuleFacts, SeedOption
-from repro_lint.facts.seed_reads import option_attribute
+from repro_lint.facts.seed_reads import MAIN_BLOCK, option_attribute
 from repro_lint.facts.seed_values import CONFIG_OBJECTS
 from repro_lint.program.model import ProjectModel
 from repro_lint.program.programs import Program
@@ -110,17 +110,18 @@ def _read_names(project: ProjectModel, program: Program) -> frozenset[str] | Non
     facts = [(name, project.modules[name].seed_reads) for name in program.modules]
     holders = frozenset(holder for _, reads in facts for holder in reads.parsed) or frozenset(CONFIG_OBJECTS)
 
-    def runs(function: str | None) -> bool:
-        return function is None or function in reachable
+    def runs(function: str | None, module: str) -> bool:
+        # An imported module's main block never runs in this program.
+        return function is None or function in reachable or (function == MAIN_BLOCK and module == program.entry.module)
 
     read: set[str] = set()
     for name, reads in facts:
-        if any(holder in holders and runs(function) for holder, function in reads.converting):
+        if any(holder in holders and runs(function, name) for holder, function in reads.converting):
             return None
         for call, holder, function in reads.handed_over:
-            if holder in holders and runs(function) and not project.calls.callees(call, name, within):
+            if holder in holders and runs(function, name) and not project.calls.callees(call, name, within):
                 return None
-        read.update(seed for seed, function in reads.names if runs(function))
+        read.update(seed for seed, function in reads.names if runs(function, name))
     return frozenset(read)
 
 
