@@ -251,6 +251,12 @@ REP107_FIRES = [
     "import os\nmeta = dict(files=os.listdir(d))\nds = Data(**meta)\n",
     "import glob\nby_split = {s: glob.glob(f'{s}/*.png') for s in splits}\nds = Data(by_split)\n",
     "import glob\ndef index(root):\n    return {'images': glob.glob(root + '/*.png')}\n",
+    # the first entry in directory order (the catalog's Order edge case)
+    "from pathlib import Path\nxml = next(Path(d).glob('*.xml'))\n",
+    "import os\nfirst = next(iter(os.listdir(d)))\n",
+    # leaving when there are none (or too few) leaves several in directory order
+    "import glob\nfor d in dirs:\n    found = glob.glob(d + '/*.yml')\n    if len(found) < 1:\n        continue\n    load(found[0])\n",
+    "import glob\nckpts = glob.glob('*.ckpt')\nassertEqual(2, len(ckpts))\nload(ckpts[0])\n",
 ]
 
 REP107_SILENT = [
@@ -272,10 +278,11 @@ REP107_SILENT = [
     "import os\nprint(os.listdir(d))\n",
     # os.walk with the folders sorted in place and the files sorted
     "import os\nout = []\nfor root, dirs, files in os.walk(top):\n    dirs.sort()\n    for f in sorted(files):\n        out.append(os.path.join(root, f))\nds = Data(out)\n",
-    # the one file that matches, or indexing guarded by a uniqueness check
-    "from pathlib import Path\nxml = next(Path(d).glob('*.xml'))\n",
+    # indexing guarded by a uniqueness check
     "import glob\nfiles = glob.glob('*.yaml')\nif len(files) > 1:\n    raise ValueError('several configs')\ncfg = files[0]\n",
     "import glob\nfound = glob.glob(pattern)\nassert len(found) == 1\nload(found[0])\n",
+    "import glob\nfor d in dirs:\n    found = glob.glob(d + '/*.yml')\n    if len(found) != 1:\n        continue\n    load(found[0])\n",
+    "import glob\nclass T(TestCase):\n    def test_one(self):\n        ckpts = glob.glob('*.ckpt')\n        self.assertEqual(1, len(ckpts))\n        load(ckpts[0])\n",
     # not the standard library's listings
     "import tensorflow as tf\nfiles = tf.io.gfile.glob('*.tfrecord')\nds = Data(files)\n",
     "def listdir(d):\n    return ['a', 'b']\nfiles = listdir(root)\nprint(files[0])\n",

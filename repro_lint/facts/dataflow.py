@@ -26,7 +26,7 @@ import libcst as cst
 
 from repro_lint.facts.context import FileContext
 from repro_lint.facts.module_index import ModuleIndex, index_for, is_self_attribute, owning_class
-from repro_lint.facts.names import dotted_name
+from repro_lint.facts.names import dotted_name, terminal_name
 from repro_lint.facts.traversal import OwnScopeVisitor, walk
 from repro_lint.knowledge import load
 
@@ -212,6 +212,10 @@ class OrderFlow:
         if names & {"builtins.set", "builtins.frozenset"}:
             # A set of a listing forgets the listing's order; a set of a set is that set again.
             return _Next(call, Kind.SET, iterable) if kind is Kind.SET else None
+        if "builtins.next" in names and kind is Kind.SEQUENCE and self.listing:
+            # `next(Path(d).glob("*.xml"))` takes the first entry in directory order (the catalog's
+            # **Order**); `next(iter(s))` of a set stays order-free below.
+            return Leak(call, to_sequence)
         if names & words.order_free:
             return None
         if "builtins.dict.fromkeys" in names:
@@ -430,13 +434,16 @@ class OrderFlow:
 
     def _unique_index(self, leak: Leak, node: cst.CSTNode, dotted: str) -> bool:
         """`files[0]` where the code made sure there is exactly one element: inside
-        `if len(files) == 1:`, or after `assert len(files) == 1` / `if len(files) > 1: raise ...`."""
+        `if len(files) == 1:`, or after `assert len(files) == 1`, `self.assertEqual(1, len(files))`,
+        `if len(files) > 1: raise ...` or `if len(files) != 1: continue`."""
         if not (isinstance(leak.use, cst.Subscript) and self.index.contains(leak.use.value, node)):
             return False
         index = self.index
         for other in index.occurrences(dotted):
             if index.scope(other) is not index.scope(node) or index.order(other) >= index.order(node):
                 continue
+            if _asserted_single(index, other):
+                return True
             comparison = _length_test(index, other)
             if comparison is None:
                 continue
@@ -446,7 +453,7 @@ class OrderFlow:
                 if isinstance(ancestor, cst.If):
                     if index.contains(ancestor.body, node) and any(isinstance(op.operator, cst.Equal) for op in comparison.comparisons):
                         return True
-                    if not index.contains(ancestor, node) and any(isinstance(n, cst.Raise) for n in _walk_nodes(ancestor.body)):
+                    if not index.contains(ancestor, node) and _leaves_one(comparison) and any(isinstance(n, _EXITS) for n in _walk_nodes(ancestor.body)):
                         return True
                     break
                 if isinstance(ancestor, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
@@ -623,6 +630,38 @@ def _length_test(index: ModuleIndex, node: cst.CSTNode) -> cst.Comparison | None
         return None
     target = comparison.comparisons[0].comparator
     return comparison if isinstance(target, cst.Integer) and target.value in ("1", "2") else None
+
+
+# Statements that leave the code after an `if`: past `if len(x) != 1: continue`, x has one element.
+_EXITS = (cst.Raise, cst.Continue, cst.Return, cst.Break)
+# Test assertions of equality: `self.assertEqual(1, len(x))` asserts as `assert len(x) == 1` does.
+_EQUALITY_ASSERTIONS = frozenset({"assertEqual", "assertEquals", "assert_equal"})
+
+
+def _leaves_one(comparison: cst.Comparison) -> bool:
+    """Whether leaving when `len(x) <op> n` holds leaves at most one element: `!= 1`, `> 1`, `>= 2`."""
+    target = comparison.comparisons[0]
+    operator, value = type(target.operator), getattr(target.comparator, "value", None)
+    return (operator, value) in {(cst.NotEqual, "1"), (cst.GreaterThan, "1"), (cst.GreaterThanEqual, "2")}
+
+
+def _asserted_single(index: ModuleIndex, node: cst.CSTNode) -> bool:
+    """Whether `node` appears as `assertEqual(len(node), 1)` (either order)."""
+    arg = index.parent(node)
+    call = index.parent(arg) if arg is not None else None
+    outer_arg = index.parent(call) if call is not None else None
+    assertion = index.parent(outer_arg) if outer_arg is not None else None
+    if not (
+        isinstance(call, cst.Call)
+        and isinstance(call.func, cst.Name)
+        and call.func.value == "len"
+        and isinstance(outer_arg, cst.Arg)
+        and isinstance(assertion, cst.Call)
+        and terminal_name(assertion.func) in _EQUALITY_ASSERTIONS
+    ):
+        return False
+    others = [candidate.value for candidate in assertion.args[:2] if candidate is not outer_arg]
+    return any(isinstance(other, cst.Integer) and other.value == "1" for other in others)
 
 
 def _walk_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
