@@ -70,6 +70,9 @@ REP106_SILENT = [
     "def literal_text(literals):\n    return '\\0'.join({str(x) for x in literals})\n",
     # `next(iter(s))` takes the one element of a single-element set
     "only = next(iter(set(names)))\n",
+    # only asks whether the folder is empty (Megatron-LM's checkpoint saver)
+    "from pathlib import Path\nif next(Path(d).iterdir(), None) is not None:\n    warn()\n",
+    "import os\nif not next(os.scandir(d), None):\n    warn()\n",
     # indexing guarded by a uniqueness check
     "missing = {p for p in packages if not installed(p)}\nif len(missing) == 1:\n    print(list(missing)[0])\n",
     # only an error message shows the order

@@ -214,8 +214,9 @@ class OrderFlow:
             return _Next(call, Kind.SET, iterable) if kind is Kind.SET else None
         if "builtins.next" in names and kind is Kind.SEQUENCE and self.listing:
             # `next(Path(d).glob("*.xml"))` takes the first entry in directory order (the catalog's
-            # **Order**); `next(iter(s))` of a set stays order-free below.
-            return Leak(call, to_sequence)
+            # **Order**), unless only tested: `next(d.iterdir(), None) is None` asks whether d is
+            # empty. `next(iter(s))` of a set stays order-free below.
+            return None if _only_tested(self.index, call) else Leak(call, to_sequence)
         if names & words.order_free:
             return None
         if "builtins.dict.fromkeys" in names:
@@ -636,6 +637,14 @@ def _length_test(index: ModuleIndex, node: cst.CSTNode) -> cst.Comparison | None
 _EXITS = (cst.Raise, cst.Continue, cst.Return, cst.Break)
 # Test assertions of equality: `self.assertEqual(1, len(x))` asserts as `assert len(x) == 1` does.
 _EQUALITY_ASSERTIONS = frozenset({"assertEqual", "assertEquals", "assert_equal"})
+
+
+def _only_tested(index: ModuleIndex, node: cst.CSTNode) -> bool:
+    """Whether a value is only compared or tested for truth (`x is None`, `if x:`, `not x`)."""
+    parent = index.parent(node)
+    if isinstance(parent, (cst.Comparison, cst.UnaryOperation)):
+        return True
+    return isinstance(parent, (cst.If, cst.While, cst.IfExp, cst.Assert)) and parent.test is node
 
 
 def _leaves_one(comparison: cst.Comparison) -> bool:
