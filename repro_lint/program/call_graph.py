@@ -329,6 +329,17 @@ class CallGraph:
                     callers.setdefault(callee, set()).add(name)
         return callers
 
+    @cached_property
+    def building_without_init(self) -> tuple[frozenset[str], frozenset[str]]:
+        """The functions, and the modules by their top-level code (module level and `__main__`
+        block), that make a call where modules are built without initialising their weights
+        (`CallFact.no_init`): few, so most programs need no walk to find what runs there."""
+        functions = frozenset(name for name, function in self.functions.items() if any(call.no_init for call in function.calls))
+        modules = frozenset(
+            module for module, facts in self.modules.items() if any(call.no_init for call in (*facts.module_calls, *facts.main_calls))
+        )
+        return functions, modules
+
 
 def reach(stack: list[str], called: Callable[[str], Iterable[str]]) -> list[str]:
     """The functions in `stack` and every project function they call, transitively, as `called`
