@@ -189,6 +189,57 @@ def test_inference_program_that_only_builds_layers_is_silent(project):
     assert codes(project({"predict.py": code}), "REP101") == []
 
 
+# A training program that builds its model where no weights are allocated, then loads them.
+META_MAIN = """
+    import torch
+    from models.gpt import GPT
+
+    def main():
+        with {context}:
+            model = GPT()
+        model.load_state_dict(torch.load("model.pt"), assign=True)
+        {extra}model(torch.ones(1, 4)).sum().backward()
+
+    if __name__ == "__main__":
+        main()
+"""
+GPT = """
+    import torch.nn as nn
+
+    class GPT(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 2)
+
+        def forward(self, x):
+            return self.fc(x)
+"""
+
+
+@pytest.mark.parametrize(
+    "context, extra, expected",
+    [
+        ('torch.device("meta")', "", []),
+        ("fabric.init_module(empty_init=True)", "", []),
+        # Built on a real device, or also built outside the block: the initialisation draws.
+        ('torch.device("cuda")', "", ["REP101"]),
+        ("fabric.init_module()", "", ["REP101"]),
+        ('torch.device("meta")', "other = GPT()\n        ", ["REP101"]),
+        # A draw outside the block is a use whatever was built in it.
+        ('torch.device("meta")', "torch.randn(3)\n        ", ["REP101"]),
+    ],
+)
+def test_rep101_building_where_no_weights_are_initialised_is_no_use(project, context, extra, expected):
+    main = META_MAIN.replace("{context}", context).replace("{extra}", extra)
+    assert codes(project({"train.py": main, "models/gpt.py": GPT}), "REP101") == expected
+
+
+def test_rep101_layers_built_in_a_meta_block_of_the_entry_are_no_use(project):
+    code = "import torch\nwith torch.device('meta'):\n    m = torch.nn.Linear(4, 2)\nm.load_state_dict(torch.load('m.pt'), assign=True)\nm(torch.ones(4)).sum().backward()\n"
+    assert codes(project({"train.py": code}), "REP101") == []
+    assert codes(project({"train.py": code.replace("'meta'", "'cuda'")}), "REP101") == ["REP101"]
+
+
 def test_one_file_at_a_time_gives_the_same_answer(project):
     root = project({
         "train.py": UNSEEDED_MAIN.replace("{seed}", "").replace("import torch\n", "import torch\n    from utils.seeding import seed_all\n", 1).replace("model = build()", "seed_all(0)\n        model = build()"),

@@ -142,6 +142,19 @@ REP105_FIRES = [
     "import torch\ndef main():\n    x = torch.randn(3)\n    torch.manual_seed(0)\n",
     "import torch\ndef build():\n    return torch.nn.Conv2d(3, 3, 3)\ndef main():\n    net = build()\n    torch.manual_seed(0)\n",
     "import torch\nimport lightning as L\ndef main():\n    loader = torch.utils.data.RandomSampler(range(3))\n    L.seed_everything(1)\n",
+    # Built where weights are allocated and initialised: a CUDA device, Fabric's init_module without
+    # empty_init or with it off (or not known to be on), accelerate's context on a real device.
+    "import torch\nwith torch.device('cuda'):\n    model = torch.nn.Linear(2, 2)\ntorch.manual_seed(0)\n",
+    "import torch\ndef main(fabric):\n    with fabric.init_module():\n        model = torch.nn.Linear(2, 2)\n    torch.manual_seed(0)\n",
+    "import torch\ndef main(fabric):\n    with fabric.init_module(empty_init=False):\n        model = torch.nn.Linear(2, 2)\n    torch.manual_seed(0)\n",
+    "import torch\ndef main(fabric):\n    with fabric.init_module(empty_init=fabric.world_size > 1):\n        model = torch.nn.Linear(2, 2)\n    torch.manual_seed(0)\n",
+    "import torch\nfrom accelerate import init_on_device\nwith init_on_device(torch.device('cuda')):\n    model = torch.nn.Linear(2, 2)\ntorch.manual_seed(0)\n",
+    "import torch\ndef build():\n    return torch.nn.Linear(2, 2)\ndef main():\n    with torch.device('cuda'):\n        net = build()\n    torch.manual_seed(0)\n",
+    # Only construction is judged no draw: a sampling call still draws under Fabric's and accelerate's
+    # contexts, also in a function called there; a function defined in the block runs outside it.
+    "import torch\ndef main(fabric):\n    with fabric.init_module(empty_init=True):\n        x = torch.randn(3)\n    torch.manual_seed(0)\n",
+    "import torch\ndef build():\n    torch.randn(2)\n    return torch.nn.Linear(2, 2)\ndef main():\n    with torch.device('meta'):\n        net = build()\n    torch.manual_seed(0)\n",
+    "import torch\nwith torch.device('meta'):\n    def build():\n        return torch.nn.Linear(2, 2)\nbuild()\ntorch.manual_seed(0)\n",
 ]
 
 REP105_SILENT = [
@@ -152,6 +165,19 @@ REP105_SILENT = [
     "import torch\ndef a():\n    torch.nn.Linear(2, 2)\ndef b():\n    torch.manual_seed(0)\n",
     # Only numpy drew before the torch seed.
     "import numpy as np\nimport torch\nx = np.random.rand(3)\ntorch.manual_seed(0)\n",
+    # Built where no weights are allocated or initialised, by any spelling of the context: the
+    # construction draws nothing (litgpt's generate scripts).
+    "import torch\nwith torch.device('meta'):\n    model = torch.nn.Linear(2, 2)\ntorch.manual_seed(0)\n",
+    "import torch\nwith torch.device(device='meta'):\n    model = torch.nn.Linear(2, 2)\ntorch.manual_seed(0)\n",
+    "import torch\nwith torch.device(type='meta'):\n    model = torch.nn.Linear(2, 2)\ntorch.manual_seed(0)\n",
+    "import torch\nimport lightning as L\ndef main(fabric):\n    with fabric.init_module(empty_init=True):\n        model = torch.nn.Linear(2, 2)\n    L.seed_everything(0)\n",
+    "import torch\ndef main(fabric):\n    with fabric.init_module(), torch.device('meta'):\n        model = torch.nn.Linear(2, 2)\n    torch.manual_seed(0)\n",
+    "import torch\nfrom accelerate import init_empty_weights\nwith init_empty_weights():\n    model = torch.nn.Linear(2, 2)\ntorch.manual_seed(0)\n",
+    "import torch\nimport accelerate\nwith accelerate.init_on_device(torch.device('meta')):\n    model = torch.nn.Linear(2, 2)\ntorch.manual_seed(0)\n",
+    "import torch\nimport accelerate\nwith accelerate.init_on_device(device='meta'):\n    model = torch.nn.Linear(2, 2)\ntorch.manual_seed(0)\n",
+    # A project function building the model, called in the block, and a nested block.
+    "import torch\ndef build():\n    return torch.nn.Linear(2, 2)\ndef main():\n    with torch.device('meta'):\n        net = build()\n    torch.manual_seed(0)\n",
+    "import torch\ndef main():\n    with torch.device('meta'):\n        with torch.no_grad():\n            model = torch.nn.Linear(2, 2)\n    torch.manual_seed(0)\n",
 ]
 
 
@@ -295,6 +321,21 @@ def test_rep105_without_a_safe_move_has_no_fix_but_names_the_first_draw(code):
     [finding] = lint(code, "REP105")
     assert finding.fix is None
     assert "already drew from torch's RNG (line " in finding.message
+
+
+def test_rep105_a_helper_that_builds_in_a_meta_block_does_not_draw(project):
+    from repro_lint.api import lint_paths
+    from repro_lint.core.settings import Settings
+
+    # litgpt chat/base.py: `merge_lora()` builds GPT under `torch.device("meta")`, then the seed.
+    model = "import torch\nclass GPT(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = torch.nn.Linear(2, 2)\n"
+    merge = "import torch\nfrom model import GPT\ndef merge_lora():\n    with torch.device('meta'):\n        model = GPT()\n    model.load_state_dict(torch.load('m.pt'), assign=True)\n"
+    chat = "import lightning as L\nfrom merge import merge_lora\ndef main():\n    merge_lora()\n    L.seed_everything(1234)\n"
+    root = project({"model.py": model, "merge.py": merge, "chat.py": chat})
+    assert lint_paths([root], Settings(select=("REP105",))).findings == []
+    root = project({"model.py": model, "merge.py": merge.replace("'meta'", "'cuda'"), "chat.py": chat})
+    [finding] = lint_paths([root], Settings(select=("REP105",))).findings
+    assert finding.path.endswith("chat.py") and "(`merge_lora` draws)" in finding.message
 
 
 def test_rep105_building_a_module_runs_its_init_not_its_forward(project):

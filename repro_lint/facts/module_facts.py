@@ -27,6 +27,7 @@ from repro_lint.facts.edits import argument, literal, off_unless_passed, with_ke
 from repro_lint.facts.dispatch import dispatch_scopes
 from repro_lint.facts.events import SWITCHABLE, Event, assignment_events, by_name_targets, call_events, environment_call_events
 from repro_lint.facts.fix_points import EntryFixFacts, SeedStatements, entry_fix_facts
+from repro_lint.facts.init_contexts import initialises_nothing
 from repro_lint.facts.launches import Launch, LaunchFinder
 from repro_lint.facts.names import dotted_name, import_from_module, is_main_guard
 from repro_lint.facts.positions import Positions
@@ -67,6 +68,10 @@ class CallFact:
     # messages show it, and the start method (see launches.py).
     launcher: str | None = None
     start: str = ""
+    # Made in a `with` block that builds modules without initialising their weights
+    # (`with torch.device("meta"):`, facts/init_contexts.py): what it initialises before it returns
+    # draws nothing from torch's RNG.
+    no_init: bool = False
 
 
 @dataclass(frozen=True)
@@ -208,7 +213,7 @@ class _SeedMention(cst.CSTVisitor):
 class _Body:
     """Calls and events of one function body, or of the module-level code."""
 
-    calls: list[tuple[cst.Call, tuple[str, ...], str | None, str | None, bool, Launch | None]] = field(default_factory=list)
+    calls: list[tuple[cst.Call, tuple[str, ...], str | None, str | None, bool, Launch | None, bool]] = field(default_factory=list)
     events: list[tuple[cst.CSTNode, Event]] = field(default_factory=list)
     trains: bool = False
     dispatches: set[str] = field(default_factory=set)
@@ -248,6 +253,8 @@ class FactsCollector:
         self._seed_reads = SeedReadsCollector(context, self._reads_scope)
         self._choices: list[tuple[cst.Call, str, str, Choice]] = []
         self._arguments: list[tuple[cst.Call, tuple[str, ...], cst.FunctionDef | None]] = []
+        # The `with` statements that build modules without initialising their weights.
+        self._no_init_blocks: set[cst.With] = set()
 
     # Imports -----------------------------------------------------------------------------------
 
@@ -339,8 +346,27 @@ class FactsCollector:
                     return mention.found
         return None
 
+    def _builds_without_init(self) -> bool:
+        """Whether the current node runs in the body of a `with` that builds modules without
+        initialising their weights, in the same function: a function defined there runs when it is
+        called, outside the block."""
+        if not self._no_init_blocks:
+            return False
+        ancestors = self.context.ancestors
+        for depth in range(len(ancestors) - 2, -1, -1):
+            ancestor = ancestors[depth]
+            if type(ancestor) in (cst.FunctionDef, cst.Lambda):
+                return False
+            if isinstance(ancestor, cst.With) and ancestor in self._no_init_blocks and ancestors[depth + 1] is ancestor.body:
+                return True
+        return False
+
     def _record(self, node: cst.CSTNode, events: list[Event]) -> None:
         body = self._body()
+        if body is not None and events and self._builds_without_init():
+            # Initialisation there draws nothing; other draws (`torch.randn`) still do under
+            # Fabric's and accelerate's contexts.
+            events = [event for event in events if event.kind != "init"]
         if body is None or not events:
             return
         seeds = any(event.kind == "seed" for event in events)
@@ -382,7 +408,8 @@ class FactsCollector:
         body = self._body()
         if body is not None:
             guard = self._guard()
-            body.calls.append((node, tuple(sorted(targets)), method, guard, False, None))
+            no_init = self._builds_without_init()
+            body.calls.append((node, tuple(sorted(targets)), method, guard, False, None, no_init))
             body.trains |= is_training_call(node, targets) and not does_not_train(self.context, self.path)
             body.dispatches |= dispatch_scopes(node, targets, self.context.qualified_names, self.context.module_name)
             # Functions handed over by name (`callbacks=[seed_all]`) may run too; a worker_init_fn
@@ -394,11 +421,11 @@ class FactsCollector:
                     if arg.keyword is not None and arg.keyword.value == "worker_init_fn":
                         continue
                     if launch is not None and arg.value is launch.arg:
-                        body.calls.append((node, launch.targets, None, guard, True, launch))
+                        body.calls.append((node, launch.targets, None, guard, True, launch, no_init))
                     elif isinstance(arg.value, (cst.Name, cst.Attribute)):
                         referenced = self.context.qualified_names(arg.value)
                         if referenced:
-                            body.calls.append((node, tuple(sorted(referenced)), None, guard, True, None))
+                            body.calls.append((node, tuple(sorted(referenced)), None, guard, True, None, no_init))
         method = self._open[-1].node.name.value if self._open and self._class_names else None
         self._record(node, [*call_events(node, targets, 0, self._seed_helpers, method), *environment_call_events(node, 0)])
         self._seed_reads.visit_Call(node, targets)
@@ -449,6 +476,8 @@ class FactsCollector:
         for item in node.items:
             if item.asname is not None:
                 self._launches.bind(item.asname.name, item.item)  # type: ignore[arg-type]
+        if any(initialises_nothing(item.item, self.context.qualified_names) for item in node.items):
+            self._no_init_blocks.add(node)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if node.value is not None:
@@ -487,8 +516,9 @@ class FactsCollector:
                     one(guard),
                     reference,
                     *((launch.launcher, launch.start) if launch else ()),
+                    no_init=no_init,
                 )
-                for node, targets, method, guard, reference, launch in body.calls
+                for node, targets, method, guard, reference, launch, no_init in body.calls
             )
 
         def events(body: _Body) -> tuple[Event, ...]:

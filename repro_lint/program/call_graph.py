@@ -231,14 +231,18 @@ class CallGraph:
             )
         return found
 
-    def functions_drawing(self, rng: str) -> frozenset[str]:
-        """Project functions that draw from `rng`, directly or through the functions they call."""
-        drawing = {
-            name
-            for name, function in self.functions.items()
-            if any(event.kind in ("consume", "init") and event.rng == rng for event in function.events)
-        }
-        return backward_closure(drawing, self._run_now_callers)
+    def functions_drawing(self, rng: str, initialising: bool = True) -> frozenset[str]:
+        """Project functions that draw from `rng`, directly or through the functions they call;
+        without `initialising`, leaving out parameter initialisation: what a call still draws where
+        it builds modules without initialising their weights (`CallFact.no_init`). Initialisation
+        is passed on only through calls made outside such blocks."""
+        consuming = backward_closure(self._with_events("consume", rng), self._run_now_callers)
+        if not initialising:
+            return consuming
+        return consuming | backward_closure(self._with_events("init", rng), self._initialising_callers)
+
+    def _with_events(self, kind: str, rng: str) -> set[str]:
+        return {name for name, function in self.functions.items() if any(event.kind == kind and event.rng == rng for event in function.events)}
 
     def callers(self, function: str) -> frozenset[str]:
         """The project functions whose calls run `function` before they return; for a method, also
@@ -308,13 +312,33 @@ class CallGraph:
     @cached_property
     def _run_now_callers(self) -> dict[str, set[str]]:
         """For each function, the functions whose calls run it before they return."""
+        return self._callers_through(self.linking_calls)
+
+    @cached_property
+    def _initialising_callers(self) -> dict[str, set[str]]:
+        """As `_run_now_callers`, through the calls that initialise what they build: those made
+        outside blocks that build modules without initialising their weights (`CallFact.no_init`)."""
+        return self._callers_through(lambda name: [call for call in self.linking_calls(name) if not call.no_init])
+
+    def _callers_through(self, calls: Callable[[str], Iterable[CallFact]]) -> dict[str, set[str]]:
         callers: dict[str, set[str]] = {}
-        for name, function in self.functions.items():
+        for name in self.functions:
             module = self.module_of_function[name]
-            for call in self.linking_calls(name):
+            for call in calls(name):
                 for callee in self.callees_run_now(call, module):
                     callers.setdefault(callee, set()).add(name)
         return callers
+
+    @cached_property
+    def building_without_init(self) -> tuple[frozenset[str], frozenset[str]]:
+        """The functions, and the modules by their top-level code (module level and `__main__`
+        block), that make a call where modules are built without initialising their weights
+        (`CallFact.no_init`): few, so most programs need no walk to find what runs there."""
+        functions = frozenset(name for name, function in self.functions.items() if any(call.no_init for call in function.calls))
+        modules = frozenset(
+            module for module, facts in self.modules.items() if any(call.no_init for call in (*facts.module_calls, *facts.main_calls))
+        )
+        return functions, modules
 
 
 def reach(stack: list[str], called: Callable[[str], Iterable[str]]) -> list[str]:

@@ -220,6 +220,7 @@ class ProjectModel:
         # Guards matter only to seed events: the calls of a large program are many, its seeding functions few.
         call_guards = self._call_guards(program, frozenset(name for name in functions if any(event.kind == "seed" for event in self.functions[name].events)))
         worker_only = self.calls.worker_only
+        without_init = self._built_without_init(program, functions)
         for name in functions:
             module = self.modules[self.calls.module_of_function[name]]
             guard = call_guards.get(name)
@@ -227,6 +228,7 @@ class ProjectModel:
             found.extend(
                 Located(module, replace(event, guard=event.guard or guard) if event.kind == "seed" else replace(event, in_worker=True) if in_worker else event)
                 for event in self.functions[name].events
+                if not (event.kind == "init" and name in without_init)
             )
         found.extend(self._framework_subclass_seeds(program))
         entry = program.entry.module
@@ -234,6 +236,36 @@ class ProjectModel:
         # module's facts is costly), and one event made alike in many modules would fill one bucket.
         unique = {(located.module.module, located.event): located for located in found}
         return sorted(unique.values(), key=lambda located: (located.module.module != entry, located.module.path, located.event.order))
+
+    def _built_without_init(self, program: Program, functions: Collection[str]) -> frozenset[str]:
+        """Functions of `program` that run only inside blocks that build modules without initialising
+        their weights (`with torch.device("meta"): model = GPT(config)` runs `GPT.__init__` there):
+        their parameter initialisation draws nothing. A call there runs there only until it returns:
+        what the object it builds does later (its `forward`) runs outside."""
+        functions_there, modules_there = self.calls.building_without_init
+        if functions_there.isdisjoint(functions) and modules_there.isdisjoint(program.modules):
+            return frozenset()
+        within = self.calls.module_set(program.modules)
+        inside: set[str] = set()
+        outside: set[str] = set()
+        # Each function is followed at most twice: once reached inside such a block, once outside.
+        stack: list[tuple[str, bool]] = [(name, False) for name in (program.worker.functions if program.worker is not None else ())]
+
+        def follow(call: CallFact, module: str, in_block: bool) -> None:
+            run_now = self.calls.callees_run_now(call, module)
+            stack.extend((callee, callee in run_now and (in_block or call.no_init)) for callee in self.calls.callees(call, module, within))
+
+        for module, calls in self.processes.process_roots(program):
+            for call in calls:
+                follow(call, module, False)
+        while stack:
+            name, in_block = stack.pop()
+            seen = inside if in_block else outside
+            if name not in seen:
+                seen.add(name)
+                for call in self.calls.linking_calls(name):
+                    follow(call, self.calls.module_of_function[name], in_block)
+        return frozenset(inside - outside)
 
     def _framework_subclass_seeds(self, program: Program) -> list[Located]:
         """`MyTrainer(...)` where MyTrainer subclasses a framework object that seeds (HF Trainer)."""

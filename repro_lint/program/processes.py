@@ -81,11 +81,11 @@ class Processes:
             return (callee for call in self.calls.linking_calls(function) for callee in callees(call, module))
 
         stack = list(program.worker.functions) if program.worker is not None else []
-        stack += [callee for module, calls in self._process_roots(program) for call in calls for callee in callees(call, module)]
+        stack += [callee for module, calls in self.process_roots(program) for call in calls for callee in callees(call, module)]
         found = self._process_walks[program.key] = reach(stack, called)
         return found
 
-    def _process_roots(self, program: Program) -> list[Calls]:
+    def process_roots(self, program: Program) -> list[Calls]:
         """The calls `program`'s process makes outside functions: the entry's (module-level code of
         its modules and its `__main__` block), or, in a worker's fresh interpreter, the module-level
         code alone."""
@@ -96,7 +96,7 @@ class Processes:
     def process_calls(self, program: Program, linking_only: bool = False) -> list[Calls]:
         """The calls made in `program`'s own process; with `linking_only`, of its functions' calls only
         those that may reach a project function (`CallGraph.linking_calls`)."""
-        groups = self._process_roots(program)
+        groups = self.process_roots(program)
         calls = self.calls.linking_calls if linking_only else (lambda name: self.functions[name].calls)
         groups.extend((self.calls.module_of_function[name], calls(name)) for name in self.process_functions(program))
         return groups

@@ -312,6 +312,9 @@ class SeedAfterRandomness(ProgramRule):
 
     def check(self, project: ProjectModel) -> Iterator[Finding]:
         consuming = project.calls.functions_drawing(TORCH)
+        # A call made where modules are built without initialising their weights draws only what
+        # is not initialisation.
+        consuming_without_init = project.calls.functions_drawing(TORCH, initialising=False)
         for facts in project.modules.values():
             bodies = [(facts.module_events + facts.main_events, facts.module_calls + facts.main_calls)]
             bodies += [(function.events, function.calls) for function in facts.functions]
@@ -330,7 +333,7 @@ class SeedAfterRandomness(ProgramRule):
                     for call in calls
                     if call.line < seed.line
                     for callee in project.calls.callees_run_now(call, facts.module)
-                    if callee in consuming
+                    if callee in (consuming_without_init if call.no_init else consuming)
                 ]
                 if earlier:
                     first_line, first = min(earlier)
