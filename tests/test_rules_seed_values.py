@@ -155,9 +155,15 @@ REP105_FIRES = [
     "import torch\ndef main(fabric):\n    with fabric.init_module(empty_init=True):\n        x = torch.randn(3)\n    torch.manual_seed(0)\n",
     "import torch\ndef build():\n    torch.randn(2)\n    return torch.nn.Linear(2, 2)\ndef main():\n    with torch.device('meta'):\n        net = build()\n    torch.manual_seed(0)\n",
     "import torch\nwith torch.device('meta'):\n    def build():\n        return torch.nn.Linear(2, 2)\nbuild()\ntorch.manual_seed(0)\n",
+    # Handed to a call that runs it (`model.apply(init)`, `map`): it draws there, before the seed.
+    "import torch\ndef init(m):\n    torch.nn.init.normal_(m.weight)\ndef main(model):\n    model.apply(init)\n    torch.manual_seed(0)\n",
 ]
 
 REP105_SILENT = [
+    # Wrapped, not run: `torch.compile(f)` and `functools.partial(f)` run f when the wrapper is called,
+    # after the seed (litgpt's generate scripts compile `next_token`).
+    "import torch\ndef sample():\n    return torch.randn(3)\ndef main():\n    fast = torch.compile(sample)\n    torch.manual_seed(0)\n    fast()\n",
+    "import functools\nimport torch\ndef sample(n):\n    return torch.randn(n)\ndef main():\n    three = functools.partial(sample, 3)\n    torch.manual_seed(0)\n    three()\n",
     "import torch\ntorch.manual_seed(0)\nmodel = torch.nn.Linear(2, 2)\n",
     # The consumer lives in a function that is not called before the seed.
     "import torch\ndef build():\n    return torch.nn.Linear(2, 2)\ntorch.manual_seed(0)\nmodel = build()\n",

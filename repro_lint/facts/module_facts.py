@@ -41,6 +41,7 @@ from repro_lint.knowledge import load
 # `trainer.fit(model)`. Receivers are matched on their name, since their types are unknown statically.
 _ANY_RECEIVER_TRAINING_METHODS = frozenset({"backward"})
 _NAMED_RECEIVER_TRAINING_METHODS = {"step": "optim", "fit": "trainer", "train": "trainer"}
+_WRAPPERS = frozenset(load("function_wrappers.json")["calls"])
 # Library objects that run a training step when called (timm's `NativeScaler`): building one trains,
 # as building a project class whose `__call__` trains does.
 _STEP_OBJECTS = frozenset(load("training_steps.json")["step_objects"])
@@ -72,6 +73,9 @@ class CallFact:
     # (`with torch.device("meta"):`, facts/init_contexts.py): what it initialises before it returns
     # draws nothing from torch's RNG.
     no_init: bool = False
+    # Handed to a call that wraps it without running it (`torch.compile(f)`,
+    # knowledge/function_wrappers.json): it runs later, when the wrapper is called.
+    wrapped: bool = False
 
 
 @dataclass(frozen=True)
@@ -213,7 +217,7 @@ class _SeedMention(cst.CSTVisitor):
 class _Body:
     """Calls and events of one function body, or of the module-level code."""
 
-    calls: list[tuple[cst.Call, tuple[str, ...], str | None, str | None, bool, Launch | None, bool]] = field(default_factory=list)
+    calls: list[tuple[cst.Call, tuple[str, ...], str | None, str | None, bool, Launch | None, bool, bool]] = field(default_factory=list)
     events: list[tuple[cst.CSTNode, Event]] = field(default_factory=list)
     trains: bool = False
     dispatches: set[str] = field(default_factory=set)
@@ -409,7 +413,7 @@ class FactsCollector:
         if body is not None:
             guard = self._guard()
             no_init = self._builds_without_init()
-            body.calls.append((node, tuple(sorted(targets)), method, guard, False, None, no_init))
+            body.calls.append((node, tuple(sorted(targets)), method, guard, False, None, no_init, False))
             body.trains |= is_training_call(node, targets) and not does_not_train(self.context, self.path)
             body.dispatches |= dispatch_scopes(node, targets, self.context.qualified_names, self.context.module_name)
             # Functions handed over by name (`callbacks=[seed_all]`) may run too; a worker_init_fn
@@ -421,11 +425,11 @@ class FactsCollector:
                     if arg.keyword is not None and arg.keyword.value == "worker_init_fn":
                         continue
                     if launch is not None and arg.value is launch.arg:
-                        body.calls.append((node, launch.targets, None, guard, True, launch, no_init))
+                        body.calls.append((node, launch.targets, None, guard, True, launch, no_init, False))
                     elif isinstance(arg.value, (cst.Name, cst.Attribute)):
                         referenced = self.context.qualified_names(arg.value)
                         if referenced:
-                            body.calls.append((node, tuple(sorted(referenced)), None, guard, True, None, no_init))
+                            body.calls.append((node, tuple(sorted(referenced)), None, guard, True, None, no_init, bool(targets & _WRAPPERS)))
         method = self._open[-1].node.name.value if self._open and self._class_names else None
         self._record(node, [*call_events(node, targets, 0, self._seed_helpers, method), *environment_call_events(node, 0)])
         self._seed_reads.visit_Call(node, targets)
@@ -517,8 +521,9 @@ class FactsCollector:
                     reference,
                     *((launch.launcher, launch.start) if launch else ()),
                     no_init=no_init,
+                    wrapped=wrapped,
                 )
-                for node, targets, method, guard, reference, launch, no_init in body.calls
+                for node, targets, method, guard, reference, launch, no_init, wrapped in body.calls
             )
 
         def events(body: _Body) -> tuple[Event, ...]:

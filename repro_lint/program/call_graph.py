@@ -121,8 +121,8 @@ class CallGraph:
     def callees_run_now(self, call: CallFact, caller_module: str) -> tuple[str, ...]:
         """The project functions a call runs before it returns: a function, or a class's `__init__`
         (not the protocol methods users of the instance call later). A function started in another
-        process runs there, not here."""
-        if call.launcher:
+        process runs there, not here; one handed to `torch.compile` runs when the wrapper is called."""
+        if call.launcher or call.wrapped:
             return ()
         cache = self._run_now_cache.get(caller_module)
         if cache is None:
