@@ -576,6 +576,81 @@ def test_rep403_fix():
     assert_fix(before, after, "REP403")
 
 
+
+# A vendored library's Trainer builds its own GradScaler; its reporting callback builds a Trainer to
+# save the model (LoRA's transformers: WandbCallback.on_train_end).
+VENDORED_TRAINER = """import torch
+
+
+class Trainer:
+    def __init__(self, model, optimizer):
+        self.model = model
+        self.optimizer = optimizer
+        self._setup_amp()
+
+    def _setup_amp(self):
+        self.scaler = torch.cuda.amp.GradScaler()
+
+    def enable_amp(self):
+        self.scaler = torch.cuda.amp.GradScaler()
+
+    def train(self):
+        for step in range(10):
+            self.model(torch.randn(8, 4)).sum().backward()
+            self.optimizer.step()
+        self.callback.on_train_end(self)
+
+    def save(self):
+        torch.save({"optimizer": self.optimizer.state_dict(), "rng": torch.get_rng_state()}, "c.pt")
+
+
+class ReportCallback:
+    def on_train_end(self, trainer):
+        Trainer(trainer.model, None)
+
+
+TRAINERS = {"default": Trainer}
+
+
+def set_seed(seed):
+    torch.manual_seed(seed)
+"""
+SAVE_WITH_RNG = f'torch.save({{"optimizer": optimizer.state_dict(), {RNG}}}, "c.pt")\n'
+
+
+def test_rep403_a_scaler_of_a_class_the_program_never_builds_is_not_its_own(project):
+    # LoRA's apex-only scripts: `model.train()` may be any `train` method by its name, and the
+    # vendored Trainer's `train` runs a callback that builds a Trainer, whose GradScaler the scripts
+    # never have.
+    body = TRAINING + "set_seed(0)\nmodel.train()\n" + STEP + SAVE_WITH_RNG
+    entry = _program(body, "import torch\nfrom lib.trainer import set_seed\n")
+    root = project({"train.py": entry, "lib/__init__.py": "", "lib/trainer.py": VENDORED_TRAINER})
+    assert _findings(root, "REP403") == []
+
+
+@pytest.mark.parametrize(
+    "use",
+    [
+        # built by a call the graph resolves: its constructor runs, and `self._setup_amp()` in it
+        "trainer = Trainer(model, optimizer)\ntrainer.train()\n",
+        # a method called by name on an object of a class the program builds
+        "trainer = Trainer(model, optimizer)\ntrainer.enable_amp()\n",
+    ],
+)
+def test_rep403_a_scaler_of_a_class_the_program_builds(project, use):
+    entry = _program(TRAINING + use + STEP + SAVE_WITH_RNG, "import torch\nfrom lib.trainer import Trainer\n")
+    root = project({"train.py": entry, "lib/__init__.py": "", "lib/trainer.py": VENDORED_TRAINER})
+    assert _findings(root, "REP403") == [("train.py", 13, "REP403")]
+
+
+def test_rep403_a_method_saving_runs_with_its_objects_constructor(project):
+    # Built from a registry, which the graph cannot follow: the checkpoint's own method still works
+    # on an object its constructor built.
+    entry = _program(TRAINING + 'trainer = TRAINERS["default"](model, optimizer)\ntrainer.train()\ntrainer.save()\n', "import torch\nfrom lib.trainer import TRAINERS\n")
+    root = project({"train.py": entry, "lib/__init__.py": "", "lib/trainer.py": VENDORED_TRAINER})
+    assert _findings(root, "REP403") == [("trainer.py", 23, "REP403")]
+
+
 # --- REP404 -------------------------------------------------------------------------------------------
 
 

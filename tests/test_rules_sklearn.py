@@ -19,6 +19,19 @@ REP207_FIRES = [
     "from sklearn.manifold import TSNE\nemb = TSNE(n_components=2).fit_transform(x)\n",
     "from sklearn.neural_network import MLPClassifier\nm = MLPClassifier(hidden_layer_sizes=(64,))\n",
     "from sklearn.tree import DecisionTreeClassifier\nt = DecisionTreeClassifier(max_depth=3)\n",
+    # liblinear's coordinate-descent solvers visit the coordinates in a random order
+    "from sklearn.linear_model import LogisticRegression\nclf = LogisticRegression(solver='liblinear', penalty='l1')\n",
+    "from sklearn.linear_model import LogisticRegression\nclf = LogisticRegression('l1', solver='liblinear')\n",
+    "from sklearn.linear_model import LogisticRegression\nclf = LogisticRegression(solver='liblinear', dual=True)\n",
+    "from sklearn.linear_model import LogisticRegression\nclf = LogisticRegression(solver='liblinear', l1_ratio=1)\n",
+    # a penalty or formulation that cannot be read may be one of them
+    "from sklearn.linear_model import LogisticRegression\nclf = LogisticRegression(solver='liblinear', penalty=args.penalty)\n",
+    "from sklearn.linear_model import LogisticRegression\nclf = LogisticRegression(solver='liblinear', dual=n_features > n_samples)\n",
+    # several components or clusters, or a number that cannot be read
+    "from sklearn.mixture import GaussianMixture\ngmm = GaussianMixture(n_components=3)\n",
+    "from sklearn.mixture import GaussianMixture\ngmm = GaussianMixture(k, covariance_type='full')\n",
+    "from sklearn.cluster import KMeans\nkm = KMeans()\n",
+    "from sklearn.cluster import KMeans\nkm = KMeans(2)\n",
 ]
 
 REP207_SILENT = [
@@ -32,6 +45,15 @@ REP207_SILENT = [
     "from sklearn.linear_model import LogisticRegression\nclf = LogisticRegression(solver=args.solver)\n",
     "from sklearn.linear_model import Lasso\nm = Lasso(alpha=0.1)\n",
     "from sklearn.decomposition import PCA\np = PCA(n_components=10)\n",
+    # liblinear's primal L2 solver (trust-region Newton) draws nothing
+    "from sklearn.linear_model import LogisticRegression\nclf = LogisticRegression(solver='liblinear')\n",
+    "from sklearn.linear_model import LogisticRegression\nclf = LogisticRegression(penalty='l2', dual=False, C=10.0, solver='liblinear')\n",
+    "from sklearn.linear_model import LogisticRegression\nclf = LogisticRegression('l2', solver='liblinear', l1_ratio=0)\n",
+    # one component or cluster: every initialisation ends at the data's mean
+    "from sklearn.mixture import GaussianMixture\ngmm = GaussianMixture(1, covariance_type='full')\n",
+    "from sklearn.mixture import GaussianMixture\ngmm = GaussianMixture(n_components=1)\n",
+    "from sklearn.mixture import GaussianMixture\ngmm = GaussianMixture()\n",
+    "from sklearn.cluster import KMeans\nkm = KMeans(n_clusters=1)\n",
     # estimators that are not random, kwargs, and look-alikes
     "from sklearn.linear_model import LinearRegression\nm = LinearRegression()\n",
     "from sklearn.ensemble import RandomForestClassifier\nclf = RandomForestClassifier(**params)\n",
@@ -144,8 +166,39 @@ def test_rep207_table_names_real_estimators():
         for name, condition in entries.items():
             parameters = inspect.signature(getattr(imported, name)).parameters
             assert "random_state" in parameters, f"{module}.{name}"
-            if condition is not None:
-                assert condition["parameter"] in parameters, f"{module}.{name}"
+            if condition is None:
+                continue
+            named = {condition.get("parameter"), *condition.get("defaults", {})} - {None}
+            named.update(parameter for configuration in condition.get("deterministic_when", ()) for parameter in configuration)
+            assert named <= set(parameters), f"{module}.{name}"
+            for parameter, position in condition.get("positions", {}).items():
+                assert list(parameters).index(parameter) == position, f"{module}.{name}"
+
+
+def test_rep207_deterministic_configurations_draw_nothing():
+    """Each configuration the table calls deterministic fits the same model whatever its random_state,
+    when scikit-learn is installed."""
+    pytest.importorskip("sklearn")
+    import importlib
+    import warnings
+
+    import numpy as np
+    from sklearn.datasets import make_classification
+
+    x, y = make_classification(n_samples=200, n_features=10, random_state=0)
+    for module, entries in load("sklearn_estimators.json")["estimators"].items():
+        for name, condition in entries.items():
+            for configuration in (condition or {}).get("deterministic_when", ()):
+                kwargs = {parameter: values[0] for parameter, values in configuration.items()}
+                fitted = []
+                for seed in range(4):
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")  # deprecated `penalty`, liblinear's convergence
+                        model = getattr(importlib.import_module(module), name)(**kwargs, random_state=seed).fit(x, y)
+                    fitted.append({key: value for key, value in vars(model).items() if key.endswith("_") and isinstance(value, np.ndarray)})
+                assert fitted[0], f"{module}.{name}"
+                for other in fitted[1:]:
+                    assert all(np.array_equal(fitted[0][key], other[key]) for key in fitted[0]), f"{module}.{name} {kwargs}"
 
 
 # --- REP204: pandas DataFrame.sample -----------------------------------------------------------------

@@ -2,8 +2,9 @@
 
 Calls resolve through the symbol table (re-exports through `__init__` modules, `from x import *`);
 an unresolved `obj.method()` may reach any method of that name among a program's modules. A walk
-from an entry module follows its calls transitively. The project pass asks the same questions once
-per rule and per program: each is answered once and kept.
+from an entry module follows its calls transitively; a narrower walk (`walk_built`) takes such a call
+only into the classes the program builds, for questions where a wrong guess raises a finding. The
+project pass asks the same questions once per rule and per program: each is answered once and kept.
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ class CallGraph:
         self.module_of_function = {
             function.qualname: facts.module for facts in modules.values() for function in facts.functions
         }
+        self.classes = classes
+        self._module_of_class = {cls.qualname: facts.module for facts in modules.values() for cls in facts.classes}
         self._symbols = SymbolResolver(modules, names, functions.keys() | classes.keys())
         self._symbol_cache: dict[tuple[str, str | None], str | None] = {}
         # By module, then by the call's identity: hashing a call fact hashes all its fields, millions of
@@ -47,6 +50,9 @@ class CallGraph:
         self._linking_calls_cache: dict[str, tuple[CallFact, ...]] = {}
         self._links_cache: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
         self._reachable_cache: dict[str, list[str]] = {}
+        self._built_walk_cache: dict[tuple[str, tuple[str, ...]], list[str]] = {}
+        self._classes_built_cache: dict[str, tuple[str, ...]] = {}
+        self._lineage_cache: dict[str, tuple[str, ...]] = {}
         self._methods_within_cache: dict[tuple[str, frozenset[str]], tuple[str, ...]] = {}
         # The project's functions by last name: those an unresolved `obj.method()` may reach.
         self.methods: dict[str, list[str]] = {}
@@ -189,19 +195,117 @@ class CallGraph:
         found = sorted({*reach(own, called), *reach(on_import, resolved_only)})
         followed: set[str] = set()
         while True:  # each scope is followed once: the loop ends when no new one is reached
-            scopes = {*self.modules[entry].dispatches_on_load, *(scope for name in found for scope in self.functions[name].dispatches)}
-            new = scopes - followed - {ANYTHING}
+            new = self._dispatch_scopes(entry, found) - followed - {ANYTHING}
             if not new:
                 return found
             followed |= new
-            candidates = [
-                function.qualname
-                for module in sorted(within)
-                for function in self.modules[module].functions
-                if any(function.qualname.startswith(scope + ".") for scope in new)
-            ]
             known = set(found)
-            found = found + [name for name in reach(candidates, called) if name not in known]
+            found = found + [name for name in reach(self._functions_in(new, within), called) if name not in known]
+
+    def _dispatch_scopes(self, entry: str, found: Iterable[str]) -> set[str]:
+        """Where the calls that choose at run time what they run, made by `entry`'s code or the
+        functions `found`, may find it."""
+        return {*self.modules[entry].dispatches_on_load, *(scope for name in found for scope in self.functions[name].dispatches)}
+
+    def _functions_in(self, scopes: set[str], within: frozenset[str]) -> list[str]:
+        return [
+            function.qualname
+            for module in sorted(within)
+            for function in self.modules[module].functions
+            if any(function.qualname.startswith(scope + ".") for scope in scopes)
+        ]
+
+    def _classes_in(self, scopes: set[str], within: frozenset[str]) -> list[str]:
+        return [cls.qualname for module in sorted(within) for cls in self.modules[module].classes if any(cls.qualname.startswith(scope + ".") for scope in scopes)]
+
+    def walk_built(self, entry: str, modules: tuple[str, ...], running: tuple[str, ...] = ()) -> list[str]:
+        """Project functions known to run when `entry` runs: what its calls resolve to, transitively,
+        where an unresolved `obj.method()` reaches the methods of that name only of the classes the
+        program builds by a call it resolves (and their bases), or of the calling method's own class
+        (`self.helper()`). For questions whose wrong guess raises a finding (what a checkpoint's
+        programs build): `model.train()` taken for every `train` method of the program's modules
+        gave LoRA's apex-only scripts the GradScaler of a vendored Trainer they never build.
+        `running` are functions known to run as well (a checkpoint's function and its callers): a
+        method runs on an object of its class, built however the program built it (a registry), so
+        that class counts as built and its constructor as run. Never more than `walk`; all of it
+        where the program may build anything by name (`hydra.utils.instantiate`)."""
+        if self.dispatches_anything(entry, modules):
+            return self.walk(entry, modules)
+        key = (entry, running)
+        cached = self._built_walk_cache.get(key)
+        if cached is None:
+            cached = self._built_walk_cache[key] = self._follow_built(entry, modules, running)
+        return cached
+
+    def _follow_built(self, entry: str, modules: tuple[str, ...], running: tuple[str, ...]) -> list[str]:
+        within = self.module_set(modules)
+        walk = _BuiltWalk(self, within)
+        for module, calls in self.entry_calls(entry, modules):
+            # As in `walk`, an imported module's top-level code is followed through resolved calls only.
+            walk.take(calls, module, by_name=module == entry)
+        for function in running:
+            walk.assume(function)
+        walk.run()
+        followed: set[str] = set()
+        while True:  # each scope is followed once: the loop ends when no new one is reached
+            new = self._dispatch_scopes(entry, walk.found) - followed
+            if not new:
+                # `walk` follows what import-time code reaches through resolved calls only; this walk,
+                # matching calls by name there too, may go further: that is not known to run.
+                return sorted(walk.found & set(self.walk(entry, modules)))
+            followed |= new
+            # A class or function chosen by name from a module or class (`getattr(models, arch)(...)`).
+            for cls in self._classes_in(new, within):
+                walk.build(cls)
+            for function in self._functions_in(new, within):
+                walk.reach(function)
+            walk.run()
+
+    def classes_built(self, function: str) -> tuple[str, ...]:
+        """The project classes `function` builds by a call it resolves (`Trainer(...)`)."""
+        found = self._classes_built_cache.get(function)
+        if found is None:
+            module = self.module_of_function[function]
+            found = self._classes_built_cache[function] = tuple(sorted({cls for call in self.functions[function].calls for cls in self.built_by(call, module)}))
+        return found
+
+    def built_by(self, call: CallFact, caller_module: str) -> set[str]:
+        """The project classes `call` builds: naming a class (`callbacks=[Saver]`) builds none."""
+        if call.reference:
+            return set()
+        return {found for target in call.targets if (found := self.resolve_symbol(target, caller_module)) in self.classes}
+
+    def lineage(self, cls: str) -> tuple[str, ...]:
+        """A project class and its project bases, transitively, each once (broken code may make the
+        chain a cycle)."""
+        found = self._lineage_cache.get(cls)
+        if found is None:
+            seen = [cls]
+            stack = [cls]
+            while stack:
+                current = stack.pop()
+                module = self._module_of_class.get(current)
+                for base in self.classes[current].bases if current in self.classes else ():
+                    resolved = self.resolve_symbol(base, module)
+                    if resolved is not None and resolved in self.classes and resolved not in seen:
+                        seen.append(resolved)
+                        stack.append(resolved)
+            found = self._lineage_cache[cls] = tuple(seen)
+        return found
+
+    def own_classes(self, function: str) -> tuple[str, ...]:
+        """For a method, its class and that class's bases (where `self.helper()` finds `helper`)."""
+        module = self.module_of_function[function]
+        return self.lineage(function.rpartition(".")[0]) if is_method(function, module) else ()
+
+    @cached_property
+    def methods_of(self) -> dict[str, tuple[str, ...]]:
+        """The methods each project class defines, by the class's qualified name."""
+        found: dict[str, list[str]] = {}
+        for name, module in self.module_of_function.items():
+            if is_method(name, module):
+                found.setdefault(name.rpartition(".")[0], []).append(name)
+        return {owner: tuple(sorted(names)) for owner, names in found.items()}
 
     def links(self, function: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """The project functions `function`'s calls resolve to, and the methods named by its unresolved
@@ -285,11 +389,15 @@ class CallGraph:
                     stack.append(callee)
         return frozenset(worker)
 
+    def calling(self, function: str) -> frozenset[str]:
+        """`function` and the project functions whose calls run it, transitively."""
+        return backward_closure({function}, self._run_now_callers)
+
     def run_with(self, function: str) -> frozenset[str]:
         """Project functions that may run in the same run as `function`, where no program is known to
         run it: the functions calling it, transitively, the constructors of their classes (a method
         works on what `__init__` built), and every function those call."""
-        roots = set(backward_closure({function}, self._run_now_callers))
+        roots = set(self.calling(function))
         for name in list(roots):
             module = self.module_of_function.get(name)
             if module is not None and is_method(name, module):
@@ -339,6 +447,77 @@ class CallGraph:
             module for module, facts in self.modules.items() if any(call.no_init for call in (*facts.module_calls, *facts.main_calls))
         )
         return functions, modules
+
+
+class _BuiltWalk:
+    """The state of `CallGraph.walk_built`: the functions found, the classes built, and the method
+    names called on unknown objects; a class built later answers the names called before it."""
+
+    def __init__(self, graph: CallGraph, within: frozenset[str]) -> None:
+        self.graph = graph
+        self.within = within
+        self.found: set[str] = set()
+        self.built: set[str] = set()
+        self.called: set[str] = set()
+        self._pending: list[str] = []
+
+    def reach(self, function: str) -> None:
+        if function not in self.found:
+            self.found.add(function)
+            self._pending.append(function)
+
+    def build(self, cls: str) -> None:
+        """An instance of `cls` exists: its methods, and those it inherits, answer calls by name."""
+        for owner in self.graph.lineage(cls):
+            if owner in self.built:
+                continue
+            self.built.add(owner)
+            for method in self.graph.methods_of.get(owner, ()):
+                if method.rpartition(".")[2] in self.called and self.graph.module_of_function[method] in self.within:
+                    self.reach(method)
+
+    def assume(self, function: str) -> None:
+        """`function` runs: so does the constructor of its class, whose instance it works on."""
+        self.reach(function)
+        own = self.graph.own_classes(function)
+        if own:
+            self.build(own[0])
+            constructor = f"{own[0]}.__init__"
+            if constructor in self.graph.functions:
+                self.reach(constructor)
+
+    def call(self, method: str, own_classes: tuple[str, ...]) -> None:
+        """`obj.method()` on an unknown object: a method of that name of a class built so far or of
+        the caller's own class."""
+        self.called.add(method)
+        for candidate in self.graph._methods_within(method, self.within):
+            owner = candidate.rpartition(".")[0]
+            if owner in self.built or owner in own_classes:
+                self.reach(candidate)
+
+    def take(self, calls: Sequence[CallFact], module: str, by_name: bool) -> None:
+        """Calls of code outside functions: the functions they run and the classes they build, and
+        with `by_name`, the methods they may call on unknown objects."""
+        for call in calls:
+            for callee in self.graph._resolved_callees(call, module):
+                self.reach(callee)
+            for cls in sorted(self.graph.built_by(call, module)):
+                self.build(cls)
+            method = unresolved_method(call)
+            if by_name and method is not None:
+                self.call(method, ())
+
+    def run(self) -> None:
+        while self._pending:
+            function = self._pending.pop()
+            resolved, methods = self.graph.links(function)
+            for callee in resolved:
+                self.reach(callee)
+            for cls in self.graph.classes_built(function):
+                self.build(cls)
+            own = self.graph.own_classes(function)
+            for method in methods:
+                self.call(method, own)
 
 
 def reach(stack: list[str], called: Callable[[str], Iterable[str]]) -> list[str]:

@@ -8,7 +8,7 @@ generators) and which RNGs they draw from; load paths are the functions that res
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -67,13 +67,18 @@ class Checkpoint:
 
 @dataclass(frozen=True)
 class Context:
-    """What the programs running a checkpoint's function do."""
+    """What the programs running a checkpoint's function do: the objects they are known to build,
+    which findings name, and those they may build, where a wrong guess only keeps a finding back."""
 
     creations: tuple[tuple[Located, Creation], ...]
+    possible: tuple[tuple[Located, Creation], ...]
     programs: tuple[Program, ...]
 
     def built(self, kind: str) -> list[tuple[Located, Creation]]:
         return [(located, creation) for located, creation in self.creations if creation.kind == kind]
+
+    def may_build(self, kind: str) -> bool:
+        return any(creation.kind == kind for _, creation in self.possible)
 
 
 class ProjectCheckpoints:
@@ -196,25 +201,33 @@ class ProjectCheckpoints:
         """What the programs running the checkpoint's function build; where no program is known to
         run it (library code called from elsewhere, a sub-command a CLI picks at run time), what the
         code running with it builds: never the whole project's code (LoRA: another example tree's
-        GradScaler; litgpt: another sub-command's scheduler)."""
-        programs = self.programs_running(checkpoint.owner)
-        chosen = self._run_by(programs) if programs or checkpoint.owner.is_module_code else self._run_with(checkpoint.owner)
-        return Context(tuple((located, creation) for located in chosen for creation in located.function.creations), programs)
+        GradScaler; litgpt: another sub-command's scheduler). Known to be built is what the functions
+        the programs are known to run build, given that the checkpoint's function and its callers
+        run (`functions_known_to_run`); what they may run only keeps findings back."""
+        owner = checkpoint.owner
+        programs = self.programs_running(owner)
+        if not programs and not owner.is_module_code:
+            chosen = self._run_with(owner)
+            return Context(_creations(chosen), _creations(chosen), programs)
+        running = () if owner.is_module_code else self.project.calls.calling(owner.function.qualname)
+        known = self._run_by(programs, lambda program: self.project.functions_known_to_run(program, running))
+        return Context(_creations(known), _creations(self._run_by(programs, self.project.reachable_functions)), programs)
 
     def _run_with(self, located: Located) -> list[Located]:
         together = self.project.calls.run_with(located.function.qualname) | {located.function.qualname}
         module_code = f"{located.module.module}.{MODULE_CODE}"
         return [other for other in self.located if other.function.qualname in together or other.function.qualname == module_code]
 
-    def _run_by(self, programs: tuple[Program, ...]) -> list[Located]:
-        """The functions these programs run; every function when there are none."""
+    def _run_by(self, programs: tuple[Program, ...], running: Callable[[Program], frozenset[str]]) -> list[Located]:
+        """The functions these programs run, as `running` finds them, and their modules' top-level
+        code; every function when there are no programs."""
         if not programs:
             return self.located
-        running: set[str] = set()
+        names: set[str] = set()
         for program in programs:
-            running |= self.project.reachable_functions(program)
-            running |= {f"{module}.{MODULE_CODE}" for module in program.modules}
-        return [located for located in self.located if located.function.qualname in running]
+            names |= running(program)
+            names |= {f"{module}.{MODULE_CODE}" for module in program.modules}
+        return [located for located in self.located if located.function.qualname in names]
 
     def draws_from(self, programs: tuple[Program, ...], rng: str) -> bool:
         return any(
@@ -254,7 +267,7 @@ class ProjectCheckpoints:
     def resumes_from(self, checkpoint: Checkpoint, keys: frozenset[str]) -> bool:
         """Whether a load path of the programs that write `checkpoint` restores state and reads one
         of `keys` (an epoch or step counter), from the loaded dict or the loaded file's name."""
-        run = {located.function.qualname for located in self._run_by(self.programs_running(checkpoint.owner))}
+        run = {located.function.qualname for located in self._run_by(self.programs_running(checkpoint.owner), self.project.reachable_functions)}
         return any(
             keys & {*located.function.reads, *located.function.loaded_progress} for located in self.load_paths if located.function.qualname in run
         )
@@ -264,6 +277,10 @@ class ProjectCheckpoints:
 
     def in_module(self, module: str) -> Iterator[Located]:
         return (located for located in self.located if located.module.module == module)
+
+
+def _creations(functions: list[Located]) -> tuple[tuple[Located, Creation], ...]:
+    return tuple((located, creation) for located in functions for creation in located.function.creations)
 
 
 def _matches(given: Slot, taken: Slot | None) -> bool:

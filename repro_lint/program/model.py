@@ -46,6 +46,7 @@ class ProjectModel:
         self.processes = Processes(self.modules, self.functions, self.calls)
         # The project pass asks the same questions once per rule and per program: answer each once.
         self._reachable_set_cache: dict[str, frozenset[str]] = {}
+        self._built_set_cache: dict[tuple[str, tuple[str, ...]], frozenset[str]] = {}
         self._program_modules_cache: dict[str, tuple[str, ...]] = {}
         self._events_cache: dict[str, list[Located]] = {}
         self._kinds: dict[str, frozenset[str]] = {}
@@ -333,6 +334,18 @@ class ProjectModel:
     def reachable_functions(self, program: Program) -> frozenset[str]:
         """Project functions that may run when `program` runs."""
         return self._reachable_set(program)
+
+    def functions_known_to_run(self, program: Program, running: Iterable[str] = ()) -> frozenset[str]:
+        """Project functions that run when `program` runs, as far as its calls are known: an
+        `obj.method()` on an unknown object reaches only the classes the program builds
+        (`CallGraph.walk_built`), or those of the functions in `running` that the program may run
+        (known to run too). What a finding says the program builds is taken from these."""
+        also = tuple(sorted(name for name in running if name in self._reachable_set(program)))
+        key = (program.entry.module, also)
+        cached = self._built_set_cache.get(key)
+        if cached is None:
+            cached = self._built_set_cache[key] = frozenset(self.calls.walk_built(program.entry.module, program.modules, also))
+        return cached
 
     def _reachable_set(self, program: Program) -> frozenset[str]:
         cached = self._reachable_set_cache.get(program.entry.module)

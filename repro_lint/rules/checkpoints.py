@@ -118,7 +118,7 @@ class CheckpointMissingScheduler(ProgramRule):
         """The load path sets the scheduler's position from the saved epoch and the schedulers have
         no other state."""
         stateful = knowledge().stateful_schedulers
-        return bool(context.built("scheduler_position")) and not any(creation.what in stateful for _, creation in context.built("scheduler"))
+        return context.may_build("scheduler_position") and not any(creation.what in stateful for _, creation in context.built("scheduler"))
 
 
 @register
@@ -244,7 +244,7 @@ class LossyCheckpointWeights(ProgramRule):
         model = project_checkpoints(project)
         for checkpoint in model.checkpoints:
             lossy = next((entry for entry in checkpoint.entries if entry.lossy), None)
-            if not checkpoint.is_training or lossy is None or model.context(checkpoint).built("cast"):
+            if not checkpoint.is_training or lossy is None or model.context(checkpoint).may_build("cast"):
                 continue
             shown = f'"{elide(lossy.key)}"' if lossy.key else "the saved object"
             yield _finding(

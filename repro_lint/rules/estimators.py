@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import libcst as cst
 
 from repro_lint.core.findings import Applicability, FixAvailability
 from repro_lint.core.message_text import elide
 from repro_lint.facts.context import PendingFix
-from repro_lint.facts.edits import has_star_args, keyword, literal
+from repro_lint.facts.edits import argument, has_star_args, keyword, literal
 from repro_lint.facts.module_index import ModuleIndex, index_for
 from repro_lint.facts.random_state import missing_random_state
 from repro_lint.knowledge import load
 from repro_lint.rules.base import Rule, register
 
 
-def _estimators() -> dict[str, dict[str, object] | None]:
+def _estimators() -> dict[str, dict[str, Any] | None]:
     data = load("sklearn_estimators.json")["estimators"]
     return {f"{module}.{name}": condition for module, entries in data.items() for name, condition in entries.items()}
 
@@ -25,6 +27,24 @@ SEEDING_ENSEMBLES = frozenset(
     f"{module}.{name}" for module, names in load("sklearn_estimators.json")["seeding_ensembles"].items() for name in names
 )
 _ESTIMATOR_PARAMETERS = frozenset(load("sklearn_estimators.json")["estimator_parameters"])
+
+
+def _deterministic(call: cst.Call, condition: dict[str, Any]) -> bool:
+    """Whether `call` builds the estimator in one of the configurations its table entry says draw
+    nothing (`LogisticRegression(solver="liblinear")`: the primal L2 solver). A value that cannot
+    be read matches no configuration: the fit may then be random."""
+    return any(
+        all(_value(call, parameter, condition) in values for parameter, values in configuration.items())
+        for configuration in condition.get("deterministic_when", ())
+    )
+
+
+def _value(call: cst.Call, parameter: str, condition: dict[str, Any]) -> object:
+    """The literal value `call` gives `parameter`, its default when not given, `...` when unknown."""
+    given = argument(call, parameter, condition.get("positions", {}).get(parameter))
+    if given is None:
+        return condition.get("defaults", {}).get(parameter, ...)
+    return literal(given.value)
 
 
 @register
@@ -45,12 +65,15 @@ class EstimatorMissingRandomState(Rule):
         short = qualified.rpartition(".")[2]
         why = ""
         if condition is not None:
-            parameter = str(condition["parameter"])
-            given = keyword(node, parameter)
-            # Only a literal value in the table makes the fit random; defaults and unreadable values do not.
-            if given is None or literal(given.value) not in condition["values"]:  # type: ignore[operator]
+            if _deterministic(node, condition):
                 return
-            why = f" with `{parameter}={elide(self.context.code_for(given.value))}`"
+            if "parameter" in condition:
+                parameter = condition["parameter"]
+                given = keyword(node, parameter)
+                # Only a literal value in the table makes the fit random; defaults and unreadable values do not.
+                if given is None or literal(given.value) not in condition["values"]:
+                    return
+                why = f" with `{parameter}={elide(self.context.code_for(given.value))}`"
         missing = missing_random_state(self.context, node, keyword(node, "random_state"))
         if missing is None:
             return
