@@ -354,6 +354,45 @@ def test_seed_option_with_a_value_is_fine(project, default):
     assert codes(project({"train.py": GUARDED.replace("{default}", default)}), "REP101,REP108") == []
 
 
+VENDORED = """
+    import torch
+
+    def set_seed(seed):
+        torch.manual_seed(seed)
+
+    class Trainer:
+        def train(self):
+            set_seed(0)
+"""
+
+VENDORED_USER = """
+    import argparse
+    import torch
+    import lib
+
+    def main(args):
+        if args.seed is not None:
+            lib.set_seed(args.seed)
+        model = torch.nn.Linear(2, 2)
+        model.train(){build}
+        model(torch.ones(2)).sum().backward()
+
+    if __name__ == "__main__":
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--seed", type=int)
+        main(parser.parse_args())
+"""
+
+
+@pytest.mark.parametrize(("build", "expected"), [("", [("train.py", 15, "REP108")]), ("\n        lib.Trainer().train()", [])])
+def test_rep108_counts_seeding_calls_the_program_is_known_to_run(project, build, expected):
+    # LoRA's run_glue_no_trainer.py: `model.train()` matches the vendored Trainer's `train` by name
+    # only, and Trainer seeds unguarded; a program that never builds a Trainer never runs that seed.
+    # The guarded call to the seeding helper is then the only one, and a default run is unseeded.
+    root = project({"lib.py": VENDORED, "train.py": VENDORED_USER.replace("{build}", build)})
+    assert findings(root, "REP108") == expected
+
+
 def test_dataclass_seed_field(project):
     code = (
         "from dataclasses import dataclass\nfrom typing import Optional\nimport torch\n"

@@ -268,6 +268,36 @@ class ProjectModel:
                     follow(call, self.calls.module_of_function[name], in_block)
         return frozenset(inside - outside)
 
+    def seeds_known_to_run(self, program: Program, rng: str) -> list[Located]:
+        """The program's seeding of `rng` in code known to run (`functions_known_to_run`), each with
+        the seed option guarding every known call to its function: where a seed missing would raise a
+        finding (REP108), a seed that only a name-only guess reaches (a vendored Trainer the program
+        never builds) does not count."""
+        known = self.functions_known_to_run(program) & set(self.processes.process_functions(program))
+        seeding = frozenset(name for name in known if any(event.kind == "seed" and event.rng == rng for event in self.functions[name].events))
+        guards: dict[str, set[str | None]] = {name: set() for name in seeding}
+        if seeding:
+            within = self.calls.module_set(program.modules)
+            groups = self.processes.process_roots(program)
+            groups.extend((self.calls.module_of_function[name], self.calls.linking_calls(name)) for name in sorted(known))
+            for module, calls in groups:
+                for call in calls:
+                    for callee in self.calls.callees(call, module, within):
+                        if callee in guards:
+                            guards[callee].add(call.guard)
+        found = []
+        for located in self.events(program):
+            if located.event.kind != "seed" or located.event.rng != rng:
+                continue
+            function = located.module.function_at(located.event.line)
+            if function is not None and function not in known:
+                continue
+            if function is None or located.event.guard:
+                found.append(located)
+            else:
+                found.append(Located(located.module, replace(located.event, guard=_one(guards.get(function, set())))))
+        return found
+
     def _framework_subclass_seeds(self, program: Program) -> list[Located]:
         """`MyTrainer(...)` where MyTrainer subclasses a framework object that seeds (HF Trainer)."""
         frameworks = tables().frameworks
@@ -429,3 +459,7 @@ def _is_test_module(path: str) -> bool:
     name = path.rpartition("/")[2]
     return name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py" or "/tests/" in f"/{path}"
 
+
+def _one(guards: set[str | None]) -> str | None:
+    """The guard of every call, when all calls share one."""
+    return next(iter(guards)) if len(guards) == 1 else None

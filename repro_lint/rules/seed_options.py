@@ -27,7 +27,7 @@ class OptionalSeedDefaultNone(ProgramRule):
     def check(self, project: ProjectModel) -> Iterator[Finding]:
         reported = set()
         for program in project.programs:
-            seeds = [located for located in project.events(program) if located.event.kind == "seed" and located.event.rng == TORCH]
+            seeds = project.seeds_known_to_run(program, TORCH)
             if not seeds or not all(located.event.guard for located in seeds):
                 continue
             guards = {located.event.guard.rpartition(".")[2].lstrip("-").replace("-", "_") for located in seeds}  # type: ignore[union-attr]
