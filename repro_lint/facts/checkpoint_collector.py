@@ -24,7 +24,7 @@ from repro_lint.facts.context import FileContext
 from repro_lint.facts.edits import argument, keyword, literal
 from repro_lint.facts.names import ScopeNode, dotted_name, terminal_name
 from repro_lint.facts.positions import Positions
-from repro_lint.facts.traversal import walk
+from repro_lint.facts.traversal import names_in, walk
 
 
 def module_checkpoints(context: FileContext, positions: Positions) -> ModuleCheckpoints:
@@ -562,18 +562,8 @@ def _mentions_progress(node: cst.BaseExpression) -> bool:
 def _named_progress(args: Iterable[cst.Arg]) -> tuple[str, ...]:
     """The progress counters that names and attributes in `args` denote (`f"G_{epoch}.pth"`,
     `"%d.pth" % opt.epoch`); words of literal text are not names."""
-    finder = _IdentifierFinder()
-    for arg in args:
-        walk(arg.value, finder)
-    return tuple(sorted({word for name in finder.found if (word := progress_word(name)) is not None}))
-
-
-class _IdentifierFinder(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.found: set[str] = set()
-
-    def visit_Name(self, node: cst.Name) -> None:
-        self.found.add(node.value)
+    names = {name for arg in args for name in names_in(arg.value)}
+    return tuple(sorted({word for name in names if (word := progress_word(name)) is not None}))
 
 
 def _assigned_name(statement: cst.SimpleStatementLine | None, call: cst.Call) -> str:

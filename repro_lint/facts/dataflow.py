@@ -27,7 +27,7 @@ import libcst as cst
 from repro_lint.facts.context import FileContext
 from repro_lint.facts.module_index import ModuleIndex, index_for, is_self_attribute, owning_class
 from repro_lint.facts.names import dotted_name, terminal_name
-from repro_lint.facts.traversal import OwnScopeVisitor, walk
+from repro_lint.facts.traversal import OwnScopeVisitor, names_in, walk
 from repro_lint.knowledge import load
 
 
@@ -82,10 +82,6 @@ class _Vocabulary:
 
 VOCABULARY = _Vocabulary()
 _MAX_DEPTH = 24
-
-
-def _names_in(node: cst.CSTNode) -> set[str]:
-    return {child.value for child in _walk_nodes(node) if isinstance(child, cst.Name)}
 
 
 def _is_full_slice(node: cst.Subscript) -> bool:
@@ -509,10 +505,10 @@ class OrderFlow:
         counters: set[str] = set()
         target = loop.target
         if numbered and isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == 2:
-            counters = _names_in(target.elements[0].value)
-            derived = _names_in(target.elements[1].value)
+            counters = names_in(target.elements[0].value)
+            derived = names_in(target.elements[1].value)
         else:
-            derived = _names_in(target)
+            derived = names_in(target)
         body = _LoopBody(loop, derived, counters, self.results)
         if body.leak is not None:
             return Leak(body.leak, iterable)
@@ -540,7 +536,7 @@ class _LoopBody(OwnScopeVisitor):
         walk(loop.body, self)
 
     def _uses_element(self, node: cst.CSTNode | None) -> bool:
-        return node is not None and bool(_names_in(node) & self.derived)
+        return node is not None and bool(names_in(node) & self.derived)
 
     def visit_Yield(self, node: cst.Yield) -> None:
         self.leak = self.leak or node
@@ -600,17 +596,17 @@ class _Derive(cst.CSTVisitor):
         return False
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if _names_in(node.value) & self.derived:
+        if names_in(node.value) & self.derived:
             for target in node.targets:
                 if isinstance(target.target, (cst.Name, cst.Tuple, cst.List)):
-                    self.derived |= _names_in(target.target)
+                    self.derived |= names_in(target.target)
 
     def visit_For(self, node: cst.For) -> None:
-        if _names_in(node.iter) & self.derived:
-            self.derived |= _names_in(node.target)
+        if names_in(node.iter) & self.derived:
+            self.derived |= names_in(node.target)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        if isinstance(node.target, cst.Name) and not (_names_in(node.value) & self.derived):
+        if isinstance(node.target, cst.Name) and not (names_in(node.value) & self.derived):
             self.counters.add(node.target.value)
 
 
@@ -693,4 +689,4 @@ def _counts(value: cst.BaseExpression, counters: set[str], container: str | None
         and dotted_name(value.args[0].value) == container
     ):
         return True
-    return bool(_names_in(value) & counters)
+    return bool(names_in(value) & counters)

@@ -73,6 +73,21 @@ def calls_in(node: cst.CSTNode) -> list[cst.Call]:
     return calls
 
 
+def names_in(node: cst.CSTNode) -> set[str]:
+    """Every name under `node` (itself included): variables, and the attribute names of `a.b`."""
+    collect = _Names()
+    walk(node, collect)
+    return collect.names
+
+
+class _Names(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.add(node.value)
+
+
 class OwnScopeVisitor(cst.CSTVisitor):
     """A visitor that stays in the code it is handed: nested functions, lambdas and classes run at
     another time, in a scope of their own."""

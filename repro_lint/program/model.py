@@ -189,15 +189,21 @@ class ProjectModel:
     def _reachable(self, program: Program) -> list[str]:
         return self.calls.walk(program.entry.module, program.modules)
 
-    def _call_guards(self, program: Program, seeding: frozenset[str]) -> dict[str, str | None]:
+    def _call_guards(self, program: Program, seeding: frozenset[str], callers: Iterable[str] | None = None) -> dict[str, str | None]:
         """For each function in `seeding`, the seed option guarding every call to it (`args.seed` when
-        all its calls sit under `if args.seed is not None:`), else None."""
+        all its calls sit under `if args.seed is not None:`), else None: of the calls the program's
+        top-level code makes and those of `callers` (all the functions its process runs when None)."""
         guards: dict[str, set[str | None]] = {name: set() for name in seeding}
         if seeding:
             within = self.calls.module_set(program.modules)
             # Of a function's calls, only those linking to project functions can reach a seeding one:
             # a large program's functions make hundreds of thousands of calls, most into libraries.
-            for module, calls in self.processes.process_calls(program, linking_only=True):
+            if callers is None:
+                groups = self.processes.process_calls(program, linking_only=True)
+            else:
+                groups = self.processes.process_roots(program)
+                groups.extend((self.calls.module_of_function[name], self.calls.linking_calls(name)) for name in callers)
+            for module, calls in groups:
                 for call in calls:
                     for callee in self.calls.callees(call, module, within):
                         if callee in seeding:
@@ -275,16 +281,7 @@ class ProjectModel:
         never builds) does not count."""
         known = self.functions_known_to_run(program) & set(self.processes.process_functions(program))
         seeding = frozenset(name for name in known if any(event.kind == "seed" and event.rng == rng for event in self.functions[name].events))
-        guards: dict[str, set[str | None]] = {name: set() for name in seeding}
-        if seeding:
-            within = self.calls.module_set(program.modules)
-            groups = self.processes.process_roots(program)
-            groups.extend((self.calls.module_of_function[name], self.calls.linking_calls(name)) for name in sorted(known))
-            for module, calls in groups:
-                for call in calls:
-                    for callee in self.calls.callees(call, module, within):
-                        if callee in guards:
-                            guards[callee].add(call.guard)
+        guards = self._call_guards(program, seeding, sorted(known))
         found = []
         for located in self.events(program):
             if located.event.kind != "seed" or located.event.rng != rng:
@@ -295,7 +292,7 @@ class ProjectModel:
             if function is None or located.event.guard:
                 found.append(located)
             else:
-                found.append(Located(located.module, replace(located.event, guard=_one(guards.get(function, set())))))
+                found.append(Located(located.module, replace(located.event, guard=guards.get(function))))
         return found
 
     def _framework_subclass_seeds(self, program: Program) -> list[Located]:
@@ -458,8 +455,3 @@ def is_inert(call: CallFact, module: str, names: ModuleNames, function_names: Co
 def _is_test_module(path: str) -> bool:
     name = path.rpartition("/")[2]
     return name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py" or "/tests/" in f"/{path}"
-
-
-def _one(guards: set[str | None]) -> str | None:
-    """The guard of every call, when all calls share one."""
-    return next(iter(guards)) if len(guards) == 1 else None
