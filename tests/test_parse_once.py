@@ -28,7 +28,16 @@ def test_each_file_is_parsed_once(project, monkeypatch):
 
     monkeypatch.setattr(analysis, "parse", counting_parse)
     lint_paths([root / "train.py"], Settings(select=("REP",)))
+    # eval.py, a program train.py's findings do not depend on, is not read at all (closure.py).
+    assert sorted(parsed) == sorted(["", *(text for name, text in _texts(root).items() if name != "eval.py" and text)])
+    assert set(parsed.values()) == {1}
+    parsed.clear()
+    lint_paths([root], Settings(select=("REP",)))
     assert len(parsed) == 4 and set(parsed.values()) == {1}
+
+
+def _texts(root) -> dict[str, str]:
+    return {path.relative_to(root).as_posix(): path.read_text() for path in root.rglob("*.py")}
 
 
 def _builds_invalid_nodes() -> bool:

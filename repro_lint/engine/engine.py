@@ -21,6 +21,7 @@ from repro_lint.core.problems import Problem, internal_error
 from repro_lint.core.program_outline import ProgramOutline
 from repro_lint.core.settings import Settings
 from repro_lint.engine.cache import AnalysisCache, LastRun, RecordedRun, prune
+from repro_lint.engine.closure import needed
 from repro_lint.engine.discovery import SCANNED_SUFFIXES
 from repro_lint.engine.fixes import MAX_FIX_ROUNDS, applicable, apply_fixes
 from repro_lint.engine.heap import collector_paused, kept_out_of_collections
@@ -118,20 +119,33 @@ class Engine:
         self.display = Progress(self.progress and sum(len(project.modules) for project in projects) >= MIN_FILES)
         found: list[Finding] = []
         pending = []
-        for project in projects:
-            last_run = self._last_run(project)
-            recorded = last_run.load() if last_run is not None else None
-            answer = self._from_last_run(project, last_run, recorded) if last_run is not None and recorded is not None else None
+        for whole in projects:
+            # The last run's record of the whole project (an audit) may answer a run on some of its
+            # files; else only the modules their programs need are read, and their own record tried.
+            project = whole
+            answer, last_run = self._answer(project)
+            if answer is None and (project := needed(whole)) is not whole:
+                answer, last_run = self._answer(project)
             if answer is None:
                 pending.append((project, last_run))
             else:
                 found.extend(answer)
-                self.programs.extend(_current(recorded.programs, project))  # type: ignore[union-attr]
         self._analyze_pending([project for project, _ in pending])
         with kept_out_of_collections():  # the analyses, which the project pass reads and keeps
             for project, last_run in pending:
                 found.extend(self._project_findings(project, last_run))
         return sorted(found, key=lambda finding: finding.sort_key)
+
+    def _answer(self, project: Project) -> tuple[list[Finding] | None, LastRun | None]:
+        """The findings the project's last run gives, if it answers; and that run's record."""
+        last_run = self._last_run(project)
+        recorded = last_run.load() if last_run is not None else None
+        if last_run is None or recorded is None:
+            return None, last_run
+        answer = self._from_last_run(project, last_run, recorded)
+        if answer is not None:
+            self.programs.extend(_current(recorded.programs, project))
+        return answer, last_run
 
     def _last_run(self, project: Project) -> LastRun | None:
         if not (self.use_cache and project.root):
@@ -270,7 +284,7 @@ class Engine:
             declared = model.declared if entries is not None else None
             analyses_kept = cache_entries(project, cache)
             last_run.store(
-                RecordedRun(found, entries, declared, files, program_findings, verdicts, analyses_kept, frozenset(model.modules), model.function_names, outlined)
+                RecordedRun(found, entries, declared, files, program_findings, verdicts, analyses_kept, project.universe or frozenset(model.modules), model.function_names, outlined)
             )
             prune(cache.folder)  # after a full pass only: a run answered from its record must stay quick
         return found

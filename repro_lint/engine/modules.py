@@ -144,6 +144,9 @@ class SourceModule:
 class Project:
     root: Path | None
     modules: list[SourceModule]
+    # Where `modules` holds only the modules a run on some files needs (closure.py): the names of
+    # all the project's modules, which decide whether an edit could reach the ones left out.
+    universe: frozenset[str] | None = None
 
 
 def project_display(project: Project) -> str:

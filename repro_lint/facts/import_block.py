@@ -16,6 +16,7 @@ from typing import Literal
 import libcst as cst
 
 from repro_lint.facts.names import dotted_name
+from repro_lint.facts.traversal import walk
 
 _FUTURE, _STDLIB, _THIRD_PARTY, _FIRST_PARTY, _LOCAL = range(5)
 # Calls that may sit between imports without ending the block, as pycodestyle and Ruff allow them.
@@ -91,17 +92,20 @@ def _imports(statement: cst.CSTNode) -> bool:
         return True
     if isinstance(statement, cst.SimpleStatementLine):
         return False
-    found = []
+    finder = _ImportFinder()
+    walk(statement, finder)
+    return finder.found
 
-    class _Finder(cst.CSTVisitor):
-        def visit_Import(self, node: cst.Import) -> None:
-            found.append(node)
 
-        def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-            found.append(node)
+class _ImportFinder(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found = False
 
-    statement.visit(_Finder())
-    return bool(found)
+    def visit_Import(self, node: cst.Import) -> None:
+        self.found = True
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        self.found = True
 
 
 def opening_block(module: cst.Module) -> list[cst.BaseStatement]:

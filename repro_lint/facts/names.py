@@ -22,6 +22,7 @@ from typing import Any
 
 import libcst as cst
 
+from repro_lint.core.imports import absolute_module
 from repro_lint.core.stack_memo import StackMemo, Steps
 
 ScopeNode = cst.Module | cst.FunctionDef | cst.ClassDef | cst.Lambda
@@ -51,17 +52,6 @@ def terminal_name(node: cst.BaseExpression) -> str | None:
     if type(node) is cst.Attribute:
         return node.attr.value
     return None
-
-
-def absolute_module(module: str, level: int, package: str) -> str | None:
-    """The absolute name of `from <level dots><module> import ...` inside `package`."""
-    if level == 0:
-        return module
-    parts = package.split(".") if package else []
-    if level - 1 > len(parts):
-        return None
-    base = parts[: len(parts) - (level - 1)]
-    return ".".join([*base, module] if module else base) or None
 
 
 def import_from_module(node: cst.ImportFrom, package: str) -> str | None:

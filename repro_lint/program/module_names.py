@@ -32,6 +32,20 @@ class ModuleNames:
         matches = self._by_suffix.get(name, ())
         return matches[0] if len(matches) == 1 else None
 
+    def candidates(self, name: str, importer: str | None = None) -> tuple[str, ...]:
+        """Every module `name` may refer to from `importer`, in this project or in any part of it:
+        what `resolve` returns with these modules or any subset of them (a suffix that matches
+        several modules here matches one where the others are missing)."""
+        if self.outside(name):
+            return ()
+        found = []
+        folder = importer.rpartition(".")[0] if importer is not None else ""
+        if folder and f"{folder}.{name}" in self.modules:
+            found.append(f"{folder}.{name}")
+        if name in self.modules:
+            found.append(name)
+        return (*found, *self._by_suffix.get(name, ()))
+
     def split(self, qualified: str, importer: str | None) -> tuple[str, list[str]] | None:
         """The project module the longest prefix of `qualified` names, and the rest of the name; None
         where no prefix names one: the name denotes nothing the project defines (a library's

@@ -1,0 +1,16 @@
+"""Import statements' module names, as plain text: shared by the facts (from LibCST's trees) and by
+the engine's reading of import lines before any parse (engine/closure.py), which must not load
+LibCST."""
+
+from __future__ import annotations
+
+
+def absolute_module(module: str, level: int, package: str) -> str | None:
+    """The absolute name of `from <level dots><module> import ...` inside `package`."""
+    if level == 0:
+        return module
+    parts = package.split(".") if package else []
+    if level - 1 > len(parts):
+        return None
+    base = parts[: len(parts) - (level - 1)]
+    return ".".join([*base, module] if module else base) or None

@@ -1,0 +1,133 @@
+"""A run on some files reads only the modules their programs need (engine/closure.py), and finds
+in them exactly what an audit of the whole project finds there."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from repro_lint.core.settings import Settings
+from repro_lint.engine.closure import needed, references
+from repro_lint.engine.discovery import discover
+from repro_lint.engine.modules import group_projects
+from repro_lint.engine.pipeline import lint_paths
+from repro_lint.program.module_names import ModuleNames
+
+ROOT = Path(__file__).resolve().parent.parent
+
+NAMES = ModuleNames(["pkg", "pkg.a", "pkg.b", "pkg.sub", "pkg.sub.deep", "pkg.c", "tools.convert", "other.utils", "more.utils", "train"])
+
+
+def refs(code: str, module: str = "pkg.a", is_package: bool = False) -> set[str]:
+    return references(textwrap.dedent(code), module, is_package, NAMES)
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        ("import pkg.b as b\n", {"pkg", "pkg.b"}),
+        ("from . import b\n", {"pkg", "pkg.b"}),
+        ("from .sub import (\n    deep as d,\n    x,\n)\n", {"pkg", "pkg.sub", "pkg.sub.deep"}),
+        ("from .. import train\n", set()),  # above the project's top package: nothing
+        ("from pkg import \\\n    c\n", {"pkg", "pkg.c"}),
+        ("import os, pkg.c\n", {"pkg", "pkg.c"}),
+        ("def f():\n    import pkg.b; x = 1\n", {"pkg", "pkg.b"}),
+        # A dotted name after an import reaches a module no statement imports.
+        ("import pkg\npkg.sub.deep.run()\n", {"pkg", "pkg.sub", "pkg.sub.deep"}),
+        ("import pkg as p\np.sub.run()\n", {"pkg", "pkg.sub"}),
+        ("from pkg import *\nsub.deep.f()\n", {"pkg", "pkg.sub", "pkg.sub.deep"}),
+        # A name several modules end with may denote any of them where the others are missing.
+        ("import utils\n", {"other.utils", "more.utils"}),
+        # Names no import binds, and words of text, denote nothing.
+        ("x = config.sub.value\nprint('import nothing')\n", set()),
+    ],
+)
+def test_references_from_the_text(code: str, expected: set[str]) -> None:
+    assert refs(code) == expected
+
+
+def test_a_module_never_refers_to_itself() -> None:
+    assert refs("import pkg.a\nfrom . import a\n") == {"pkg"}
+
+
+LIB = """\
+    import numpy as np
+    from torch.utils.data import DataLoader
+
+
+    def noise():
+        return np.random.rand(3)
+
+
+    def loader(dataset):
+        return DataLoader(dataset, batch_size=4, shuffle=True)
+    """
+TRAIN = """\
+    import torch
+    from lib import rng
+
+
+    def main():
+        model = torch.nn.Linear(3, 1)
+        for batch in rng.loader(list(range(8))):
+            loss = model(torch.tensor(rng.noise())).sum()
+            loss.backward()
+
+
+    if __name__ == "__main__":
+        main()
+    """
+FILES = {
+    "lib/__init__.py": "",
+    "lib/rng.py": LIB,
+    "lib/unused.py": "import random\n\n\ndef pick(xs):\n    return random.choice(xs)\n",
+    "train.py": TRAIN,
+    "tools/convert.py": "import lib.rng\n\n\nif __name__ == '__main__':\n    print(lib.rng.noise())\n",
+    "other.py": "import random\n\nif __name__ == '__main__':\n    print(random.random())\n",
+}
+
+
+def test_a_run_on_one_file_reads_its_programs_modules_only(project) -> None:
+    root = project(FILES)
+    settings = Settings()
+    given = [root / "lib" / "rng.py"]
+    (whole,) = group_projects(discover(given, settings), given, settings)
+    kept = sorted(module.identity.relative_path for module in needed(whole).modules)
+    # Its importers (the two entries), and what they import; not the unrelated entry or module.
+    assert kept == ["lib/__init__.py", "lib/rng.py", "tools/convert.py", "train.py"]
+    assert needed(whole).universe == frozenset({"lib", "lib.rng", "lib.unused", "train", "tools.convert", "other"})
+
+
+def test_a_whole_project_is_kept_whole(project) -> None:
+    root = project(FILES)
+    settings = Settings()
+    (whole,) = group_projects(discover([root], settings), [root], settings)
+    assert needed(whole) is whole
+
+
+def _audit_and_alone(root: Path, settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(root)
+    audit = lint_paths([Path(".")], settings).findings
+    files = sorted({finding.path for finding in audit})
+    assert files, "the project has findings to compare"
+    for path in files:
+        alone = lint_paths([Path(path)], settings).findings
+        assert alone == [finding for finding in audit if finding.path == path], path
+
+
+def test_a_file_alone_has_the_findings_the_audit_gives_it(project, monkeypatch) -> None:
+    root = project(FILES)
+    audit = lint_paths([root], Settings()).findings
+    # lib/rng.py's DataLoader is reported because train.py, which a run on lib/rng.py must read, trains.
+    assert {"lib/rng.py", "other.py", "train.py"} <= {Path(finding.path).relative_to(root).as_posix() for finding in audit}
+    _audit_and_alone(root, Settings(), monkeypatch)
+
+
+def test_each_shipped_example_alone_has_the_audits_findings(tmp_path, monkeypatch) -> None:
+    import shutil
+
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")
+    (tmp_path / "pyproject.toml").write_text("")
+    _audit_and_alone(tmp_path, Settings(), monkeypatch)
