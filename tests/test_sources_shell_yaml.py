@@ -490,7 +490,7 @@ def test_discovery_lints_scripts_and_configs_with_python(project):
 
 
 def test_linting_one_python_file_does_not_read_configs(project, monkeypatch):
-    root = project({"train.py": "x = 1\n", "other.py": "y = 2\n", "big.json": "{" * 10})
+    root = project({"train.py": "import other\nx = 1\n", "other.py": "y = 2\n", "big.json": "{" * 10})
     from repro_lint.engine import engine
 
     calls = []
@@ -502,7 +502,7 @@ def test_linting_one_python_file_does_not_read_configs(project, monkeypatch):
 
     monkeypatch.setattr(engine, "scanner_for", spy)
     assert lint_paths([root / "train.py"], Settings()).findings == []
-    assert any(path.endswith("other.py") for path in calls)  # the project's modules are read
+    assert any(path.endswith("other.py") for path in calls)  # the modules its program needs are read
     assert not any(path.endswith(".json") for path in calls)
 
 
