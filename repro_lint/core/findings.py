@@ -23,7 +23,7 @@ class FixAvailability(enum.Enum):
     ALWAYS = "always"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Edit:
     """Replace the text between two positions of one file with `content` (an insertion when they are equal)."""
 
@@ -32,14 +32,14 @@ class Edit:
     content: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Fix:
     applicability: Applicability
     message: str
     edits: tuple[Edit, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Finding:
     code: str
     name: str

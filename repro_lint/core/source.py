@@ -18,7 +18,7 @@ class UnreadableSource(Exception):
 Line = int
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True, order=True, slots=True)
 class Position:
     """A place in a text: 1-based line, 0-based column counted in characters (as LibCST does)."""
 

@@ -31,7 +31,7 @@ _FLAG_DEFAULTS = frozenset({"True", "False"})
 _LIBRARY_ROOTS = frozenset({"builtins", "torch", "numpy", "os", "sys", "math", "re", "json", "logging", "random", "time"})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Choice:
     """The parameter deciding a setting: its position among the arguments a call may pass by
     position (None: keyword only), its default (None: none), and `when`: None where the setting takes
@@ -44,7 +44,7 @@ class Choice:
     when: bool | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ChoiceFact:
     """A DataLoader `setting` ("shuffle", "num_workers") in `function` that its caller decides."""
 
@@ -54,7 +54,7 @@ class ChoiceFact:
     line: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ArgumentsFact:
     """A call's arguments as values (see the module's docstring): what the project pass reads to
     know what a call site passes to a parameter."""

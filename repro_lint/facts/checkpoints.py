@@ -35,7 +35,7 @@ _WORDS = ("save", "load(", "state", "sched", "optim", "half", "float16", "last_e
 _ASSIGNMENTS = (r"=\s*\{", r"=\s*dict\(", r"=\s*\w+\[['\"]", r"=\s*\w+\.get\(")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Knowledge:
     # Where each saver takes the object it writes: (position, keyword).
     savers: dict[str, Slot]
@@ -161,7 +161,7 @@ def _words(name: str | None) -> set[str]:
 # Facts -----------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SavedEntry:
     """One thing a checkpoint holds: under `key` (None for the saved object itself), state of `kind`
     (one of STATE_KINDS, "progress" or "other"); `lossy` names a cast to lower precision."""
@@ -173,7 +173,7 @@ class SavedEntry:
     lossy: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DictInsertion:
     """How to add an entry to a saved dict literal: insert `before + entry + after` at `at`, and a
     comma at `comma_at` when the last entry has none."""
@@ -188,7 +188,7 @@ class DictInsertion:
         return f"{self.before}{self.quote}{key}{self.quote}: {value}{self.after}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SaveCall:
     """A call that may write a checkpoint: `targets`/`method` name the callee."""
 
@@ -213,7 +213,7 @@ class SaveCall:
         return self.parameter is not None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Restore:
     """`receiver.load_state_dict(ckpt[key])`, `torch.set_rng_state(ckpt[key])`, ...: state of
     `kind` restored from `key` (None when the state does not come from a literal key)."""
@@ -228,7 +228,7 @@ class Restore:
     source: int | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RestorePoint:
     """Where restores can be added on a load path: before `line`, indented by `indent`, reading the
     loaded checkpoint from `checkpoint`."""
@@ -238,7 +238,7 @@ class RestorePoint:
     checkpoint: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Creation:
     """Something built in this function that checkpoint rules care about: a scheduler, scaler,
     optimizer or generator (`name` is what it is assigned to), a cast of a model to lower precision
@@ -251,7 +251,7 @@ class Creation:
     stateless: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FunctionCheckpoints:
     qualname: str
     saves: tuple[SaveCall, ...] = ()
@@ -280,7 +280,7 @@ class FunctionCheckpoints:
         return (None, parameter) if parameter in self.keyword_only else None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ModuleCheckpoints:
     functions: tuple[FunctionCheckpoints, ...] = ()
 

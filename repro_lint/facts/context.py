@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from repro_lint.core.settings import Settings
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class NodeEdit:
     """An edit anchored to a node, turned into text positions once positions are known.
 
@@ -34,14 +34,14 @@ class NodeEdit:
     where: Literal["replace", "line_before", "line_after"] = "replace"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PendingFix:
     applicability: Applicability
     message: str
     edits: tuple[NodeEdit, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PendingReport:
     rule: Reporter
     node: cst.CSTNode

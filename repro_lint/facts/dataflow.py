@@ -38,7 +38,7 @@ class Kind(enum.Enum):
     HOLDER = "holder"  # a dict holding such a sequence as one of its values (`{"files": glob(...)}`)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Leak:
     """Where an arbitrary order becomes observable, and the expression whose iteration order it is."""
 
@@ -54,7 +54,7 @@ STOP = _Stop()
 Outcome = Leak | _Stop | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Next:
     node: cst.CSTNode
     kind: Kind

@@ -23,7 +23,7 @@ MODULE_LEVEL = "<module>"
 MAIN_BLOCK = "<main>"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RngAttribute:
     """A random generator object: `self.name` (created in `__init__`), a class attribute, or a module
     global, and the constructor that built it."""
@@ -33,7 +33,7 @@ class RngAttribute:
     constructor: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MethodUse:
     """What one method reads and rebinds: `self.x` attributes and the module's generator globals."""
 
@@ -44,7 +44,7 @@ class MethodUse:
     numpy_global: str | None  # a numpy.random global function it draws from
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Member:
     """`self.attribute = Callee(...)` in `__init__`: an object the class holds (a transform), and the
     generators handed to it as (keyword, position, constructor)."""
@@ -54,7 +54,7 @@ class Member:
     generators: tuple[tuple[str, int, str], ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RandomClass:
     qualname: str
     bases: tuple[str, ...]
@@ -76,7 +76,7 @@ class DatasetRef:
     fixable: bool
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Insertion:
     """Where inserted text goes: before line `line` (column 0), or appended at the end of the file."""
 
@@ -84,7 +84,7 @@ class Insertion:
     at_end: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class WorkerFunctionPoint:
     """Where the REP201 fix puts a module-level worker function: the names that denote torch and
     numpy there and the imports to add, the insertion point, and the module-level names the
@@ -100,7 +100,7 @@ class WorkerFunctionPoint:
     bound: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class WorkerFixPoint:
     """The REP201 fix of one DataLoader: the call edit (naming `WORKER_NAME`) and its module's point."""
 
@@ -108,7 +108,7 @@ class WorkerFixPoint:
     function: WorkerFunctionPoint
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LoaderSite:
     """A torch DataLoader with worker processes, no `worker_init_fn` and no `**kwargs`."""
 
@@ -118,7 +118,7 @@ class LoaderSite:
     fix: WorkerFixPoint | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DatasetFacts:
     module_generators: tuple[RngAttribute, ...] = ()
     classes: tuple[RandomClass, ...] = ()

@@ -24,7 +24,7 @@ TORCH, NUMPY, RANDOM = "torch", "numpy", "random"
 SWITCHABLE = frozenset({"deterministic", "nondeterministic", "cublas"})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Event:
     """`kind` is seed, consume (a draw), init (a draw that initialises parameters), shuffle (a
     DataLoader built to draw its order from the global RNG when it is iterated, not when it is
@@ -51,7 +51,7 @@ class Event:
         return (self.line, self.kind, self.rng, self.what, self.column, self.guard is not None, self.guard or "", self.in_worker, self.switch is not None, self.switch or "")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Tables:
     seeders: dict[str, tuple[str, ...]]
     seeding_methods: dict[str, tuple[str, ...]]

@@ -30,7 +30,7 @@ _GENERATOR_SEED = re.compile(r"Generator\([^()]*\)\s*\.\s*manual_seed\s*\(")
 _PARSE_CALLS = ("parse_args", "parse_known_args", "parse_args_into_dataclasses")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class InsertionPoint:
     """Insert before `line` (1-based, at column 0), indented by `indent`."""
 
@@ -39,7 +39,7 @@ class InsertionPoint:
     seed: str | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SeedMove:
     """A seeding statement alone on its lines, which a fix may move up its own block: its lines
     (leading comments included) and text, and the (first, last) lines of each earlier statement of
@@ -56,7 +56,7 @@ class SeedMove:
         return next((start for start, end in self.before if start <= line <= end), None)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class EntryFixFacts:
     newline: str
     indent: str  # one level of the module's indentation, for blocks a fix adds

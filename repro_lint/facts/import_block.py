@@ -24,7 +24,7 @@ _NEUTRAL_CALLS = ("sys.path.", "os.environ.", "site.addsitedir", "matplotlib.use
 _NEUTRAL_TARGETS = ("sys.path", "os.environ")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Placement:
     """Insert `text` on the line before `node` (at its first line) or on the line after it."""
 

@@ -28,7 +28,7 @@ POOL = "pool"
 _PROCESS = next(entry for entry in _DATA["launchers"] if "multiprocessing.Process" in entry["names"])
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Launch:
     """The argument naming the function a call starts elsewhere, the qualified names that function may
     have, how messages show the launching call, and the start method ("spawn", "forkserver", "fork",

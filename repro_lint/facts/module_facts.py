@@ -54,7 +54,7 @@ _BRANCHES = frozenset({cst.If, cst.IfExp})
 _Shared = TypeVar("_Shared", bound=Hashable | None)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CallFact:
     """One call: the qualified names its callee may denote, or the method name of `obj.method()`."""
 
@@ -78,7 +78,7 @@ class CallFact:
     wrapped: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FunctionFacts:
     qualname: str
     line: Line
@@ -91,13 +91,13 @@ class FunctionFacts:
     dispatches: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ClassFacts:
     qualname: str
     bases: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SeedOption:
     """A seed setting the user can leave at its default: an argparse option or a config field, and
     the edit that gives it the default 0."""
@@ -109,7 +109,7 @@ class SeedOption:
     fix: Edit | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SeedReads:
     """What REP109 needs of a module (facts/seed_reads.py), each with the function it happens in
     (None: module-level code; MAIN_BLOCK: under the main guard): the seed-like names it reads for their value, the calls it hands a
@@ -123,7 +123,7 @@ class SeedReads:
     parsed: tuple[str, ...] = ()  # the names a parse result is bound to (`args = parser.parse_args()`)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ModuleFacts:
     module: str
     path: str
