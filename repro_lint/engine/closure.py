@@ -153,6 +153,8 @@ def _text(module: SourceModule) -> str:
 
 
 def _closure(start: Iterable[str], edges: Mapping[str, Iterable[str]]) -> frozenset[str]:
+    """`start` and all that `edges` lead to from it. (The call graph's `backward_closure` does the
+    same, but importing it loads LibCST, which a run answered from its record must not.)"""
     seen = set(start)
     stack = list(seen)
     while stack:
