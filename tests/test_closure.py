@@ -14,6 +14,7 @@ from repro_lint.engine.discovery import discover
 from repro_lint.engine.modules import group_projects
 from repro_lint.engine.pipeline import lint_paths
 from repro_lint.program.module_names import ModuleNames
+from test_properties import CORPUS, _write
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -123,6 +124,21 @@ def test_a_file_alone_has_the_findings_the_audit_gives_it(project, monkeypatch) 
     # lib/rng.py's DataLoader is reported because train.py, which a run on lib/rng.py must read, trains.
     assert {"lib/rng.py", "other.py", "train.py"} <= {Path(finding.path).relative_to(root).as_posix() for finding in audit}
     _audit_and_alone(root, Settings(), monkeypatch)
+
+
+# Every project of several modules that the tests lint (the property tests' corpus: the examples
+# and the tests' fixtures).
+MULTI_MODULE = [project for project in CORPUS if sum(name.endswith((".py", ".ipynb")) for name in project) > 1]
+
+
+@pytest.mark.parametrize("files", MULTI_MODULE, ids=range(len(MULTI_MODULE)))
+def test_each_file_of_the_tests_projects_alone_has_the_audits_findings(files, tmp_path, monkeypatch) -> None:
+    _write(files, tmp_path)
+    monkeypatch.chdir(tmp_path)
+    audit = lint_paths([Path(".")], Settings()).findings
+    for name in sorted(name for name in files if name.endswith((".py", ".ipynb"))):
+        alone = lint_paths([Path(name)], Settings()).findings
+        assert alone == [finding for finding in audit if finding.path == name], name
 
 
 def test_each_shipped_example_alone_has_the_audits_findings(tmp_path, monkeypatch) -> None:
