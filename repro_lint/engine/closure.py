@@ -16,8 +16,9 @@ the pass follows, and no module it would read is left out.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 
+from repro_lint.core.graphs import closure
 from repro_lint.core.imports import absolute_module
 from repro_lint.core.source import UnreadableSource, decode
 from repro_lint.engine.discovery import SCANNED_SUFFIXES
@@ -54,8 +55,8 @@ def needed(project: Project) -> Project:
     for module, referred in refers.items():
         for other in referred:
             importers.setdefault(other, set()).add(module)
-    ancestors = _closure({module.identity.name for module in python if module.report}, importers)
-    kept = _closure(ancestors, refers)
+    ancestors = closure({module.identity.name for module in python if module.report}, importers)
+    kept = closure(ancestors, refers)
     modules = [module for module in project.modules if module.report or module.identity.name in kept or module.display.endswith(SCANNED_SUFFIXES)]
     return Project(project.root, modules, universe=names.modules)
 
@@ -150,15 +151,3 @@ def _text(module: SourceModule) -> str:
     except UnreadableSource:
         return ""
 
-
-def _closure(start: Iterable[str], edges: Mapping[str, Iterable[str]]) -> frozenset[str]:
-    """`start` and all that `edges` lead to from it. (The call graph's `backward_closure` does the
-    same, but importing it loads LibCST, which a run answered from its record must not.)"""
-    seen = set(start)
-    stack = list(seen)
-    while stack:
-        for other in edges.get(stack.pop(), ()):
-            if other not in seen:
-                seen.add(other)
-                stack.append(other)
-    return frozenset(seen)

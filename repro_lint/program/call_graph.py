@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from functools import cached_property
 
+from repro_lint.core.graphs import closure
 from repro_lint.facts.dispatch import ANYTHING
 from repro_lint.facts.module_facts import WORKER_METHODS, CallFact, ClassFacts, FunctionFacts, ModuleFacts
 from repro_lint.program.module_names import ModuleNames
@@ -340,10 +341,10 @@ class CallGraph:
         without `initialising`, leaving out parameter initialisation: what a call still draws where
         it builds modules without initialising their weights (`CallFact.no_init`). Initialisation
         is passed on only through calls made outside such blocks."""
-        consuming = backward_closure(self._with_events("consume", rng), self._run_now_callers)
+        consuming = closure(self._with_events("consume", rng), self._run_now_callers)
         if not initialising:
             return consuming
-        return consuming | backward_closure(self._with_events("init", rng), self._initialising_callers)
+        return consuming | closure(self._with_events("init", rng), self._initialising_callers)
 
     def _with_events(self, kind: str, rng: str) -> set[str]:
         return {name for name, function in self.functions.items() if any(event.kind == kind and event.rng == rng for event in function.events)}
@@ -391,7 +392,7 @@ class CallGraph:
 
     def calling(self, function: str) -> frozenset[str]:
         """`function` and the project functions whose calls run it, transitively."""
-        return backward_closure({function}, self._run_now_callers)
+        return closure({function}, self._run_now_callers)
 
     def run_with(self, function: str) -> frozenset[str]:
         """Project functions that may run in the same run as `function`, where no program is known to
@@ -542,18 +543,6 @@ def unresolved_method(call: CallFact) -> str | None:
 
 
 _IMPLICIT_METHODS = ("__init__", "__call__", "forward", "__getitem__", "__getitems__", "__iter__", "__next__")
-
-
-def backward_closure(targets: Iterable[str], sources: dict[str, set[str]]) -> frozenset[str]:
-    """`targets` and everything that reaches one of them, given who reaches each name directly."""
-    found = set(targets)
-    stack = sorted(found)
-    while stack:
-        for source in sources.get(stack.pop(), ()):
-            if source not in found:
-                found.add(source)
-                stack.append(source)
-    return frozenset(found)
 
 
 def is_method(qualname: str, module: str) -> bool:

@@ -16,9 +16,10 @@ from collections.abc import Collection, Iterable, Iterator
 from dataclasses import replace
 from functools import cached_property
 
+from repro_lint.core.graphs import closure
 from repro_lint.facts.events import Event, tables
 from repro_lint.facts.module_facts import CallFact, ClassFacts, FunctionFacts, ModuleFacts
-from repro_lint.program.call_graph import CallGraph, backward_closure, is_method, unresolved_method
+from repro_lint.program.call_graph import CallGraph, is_method, unresolved_method
 from repro_lint.program.declared import Declared
 from repro_lint.program.module_names import ModuleNames
 from repro_lint.program.processes import Processes
@@ -133,7 +134,7 @@ class ProjectModel:
             for callee in (*resolved, *(_ANY_METHOD + method for method in methods)):
                 callers.setdefault(callee, set()).add(name)
         # A function that chooses at run time what it runs may run any of them, training among them.
-        reaching = backward_closure({name for name, function in self.functions.items() if function.trains or function.dispatches}, callers)
+        reaching = closure({name for name, function in self.functions.items() if function.trains or function.dispatches}, callers)
         return frozenset(name for name in reaching if not name.startswith(_ANY_METHOD))
 
     @cached_property
@@ -143,7 +144,7 @@ class ProjectModel:
         for module in self.modules:
             for imported in self.imported_modules(module):
                 importers.setdefault(imported, set()).add(module)
-        return backward_closure(self._loads_training, importers)
+        return closure(self._loads_training, importers)
 
     @cached_property
     def _loads_training(self) -> frozenset[str]:
