@@ -43,6 +43,8 @@ def refs(code: str, module: str = "pkg.a", is_package: bool = False) -> set[str]
         ("import utils\n", {"other.utils", "more.utils"}),
         # Names no import binds, and words of text, denote nothing.
         ("x = config.sub.value\nprint('import nothing')\n", set()),
+        # Text that only looks like an import statement (a docstring's line), empty parentheses included.
+        ('"""\nfrom pkg import ()\nimport ()\n"""\n', {"pkg"}),
     ],
 )
 def test_references_from_the_text(code: str, expected: set[str]) -> None:
@@ -99,6 +101,19 @@ def test_a_run_on_one_file_reads_its_programs_modules_only(project) -> None:
     # Its importers (the two entries), and what they import; not the unrelated entry or module.
     assert kept == ["lib/__init__.py", "lib/rng.py", "tools/convert.py", "train.py"]
     assert needed(whole).universe == frozenset({"lib", "lib.rng", "lib.unused", "train", "tools.convert", "other"})
+
+
+def test_a_scan_that_fails_keeps_the_whole_project(project, monkeypatch) -> None:
+    root = project(FILES)
+    settings = Settings()
+    given = [root / "lib" / "rng.py"]
+    (whole,) = group_projects(discover(given, settings), given, settings)
+
+    def broken(*args: object) -> set[str]:
+        raise ValueError("a bug of the scan")
+
+    monkeypatch.setattr("repro_lint.engine.closure.references", broken)
+    assert needed(whole) is whole
 
 
 def test_a_whole_project_is_kept_whole(project) -> None:

@@ -48,9 +48,12 @@ def needed(project: Project) -> Project:
     if 2 * sum(module.report for module in python) >= len(python):
         return project
     names = ModuleNames(module.identity.name for module in python)
-    refers = {module.identity.name: set() for module in python}
-    for module in python:
-        refers[module.identity.name] |= references(_text(module), module.identity.name, module.identity.is_package, names)
+    refers: dict[str, set[str]] = {module.identity.name: set() for module in python}
+    try:
+        for module in python:
+            refers[module.identity.name] |= references(_text(module), module.identity.name, module.identity.is_package, names)
+    except Exception:  # a bug of the scan must not cost the run: the whole project gives the same findings
+        return project
     importers: dict[str, set[str]] = {}
     for module, referred in refers.items():
         for other in referred:
@@ -107,8 +110,8 @@ def _imports(text: str, package: str) -> Iterator[tuple[str, str]]:
             before = text[text.rfind("\n", 0, at) + 1 : at]
             clause = _FROM_CLAUSE.search(before)
             if clause is not None or _STATEMENT_START.search(before) is not None:
-                imported = _IMPORTED.match(text, end)
-                names = (imported[1] or imported[2]).strip() if imported is not None else ""
+                imported = _IMPORTED.match(text, end)  # always matches: its second form may be empty
+                names = (imported[2] if imported[1] is None else imported[1]).strip()
                 if clause is None:
                     yield "", names
                 elif (base := absolute_module(_SPACE.sub("", clause[2]), len(clause[1]), package)) is not None:
