@@ -205,8 +205,8 @@ class Bench:
 
     def table(self) -> str:
         lines = [
-            "| tree | files | command | median wall s | median CPU s | peak MB per process | ÷ parse (wall) | ÷ flake8 (wall) |",
-            "|---|---|---|---|---|---|---|---|",
+            "| tree | files | command | median wall s | median CPU s | peak MB per process | ÷ parse (wall) | ÷ flake8 (wall) | ÷ the single tree's cold run (wall, CPU) |",
+            "|---|---|---|---|---|---|---|---|---|",
         ]
         by_tree = {(row.tree, row.name): row for row in self.rows}
         for row in self.rows:
@@ -214,6 +214,9 @@ class Bench:
             for reference in (PARSE, FLAKE8):
                 base = by_tree.get((row.tree.removesuffix("-twice"), reference))
                 ratios.append(f"{row.seconds / base.seconds:.2f}" if base is not None and row.name != reference else "")
+            # --scaling: the tree twice against the tree once, cold.
+            single = by_tree.get((row.tree.removesuffix("-twice"), "repro-lint cold")) if row.tree.endswith("-twice") else None
+            ratios.append(f"{row.seconds / single.seconds:.2f}, {row.cpu / single.cpu:.2f}" if single is not None else "")
             lines.append(f"| {row.tree} | {row.files} | {row.name} | {row.seconds:.2f} | {row.cpu:.2f} | {row.peak_mb:.0f} | {' | '.join(ratios)} |")
         return "\n".join(lines)
 
