@@ -7,6 +7,7 @@ import enum
 from dataclasses import dataclass
 from typing import Protocol
 
+from repro_lint.core.records import pickled_by_constructor
 from repro_lint.core.source import Position
 
 
@@ -23,6 +24,7 @@ class FixAvailability(enum.Enum):
     ALWAYS = "always"
 
 
+@pickled_by_constructor
 @dataclass(frozen=True, slots=True)
 class Edit:
     """Replace the text between two positions of one file with `content` (an insertion when they are equal)."""
@@ -32,6 +34,7 @@ class Edit:
     content: str
 
 
+@pickled_by_constructor
 @dataclass(frozen=True, slots=True)
 class Fix:
     applicability: Applicability
@@ -39,6 +42,7 @@ class Fix:
     edits: tuple[Edit, ...]
 
 
+@pickled_by_constructor
 @dataclass(frozen=True, slots=True)
 class Finding:
     code: str

@@ -9,6 +9,8 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from repro_lint.core.records import pickled_by_constructor
+
 
 class UnreadableSource(Exception):
     """The file is not text repro-lint can lint: binary, not UTF-8, or unreadable."""
@@ -18,6 +20,7 @@ class UnreadableSource(Exception):
 Line = int
 
 
+@pickled_by_constructor
 @dataclass(frozen=True, order=True, slots=True)
 class Position:
     """A place in a text: 1-based line, 0-based column counted in characters (as LibCST does)."""

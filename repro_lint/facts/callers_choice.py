@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from repro_lint.core.records import pickled_by_constructor
 from repro_lint.core.source import Position
 from repro_lint.facts.edits import literal
 from repro_lint.facts.module_index import target_names
@@ -31,6 +32,7 @@ _FLAG_DEFAULTS = frozenset({"True", "False"})
 _LIBRARY_ROOTS = frozenset({"builtins", "torch", "numpy", "os", "sys", "math", "re", "json", "logging", "random", "time"})
 
 
+@pickled_by_constructor
 @dataclass(frozen=True, slots=True)
 class Choice:
     """The parameter deciding a setting: its position among the arguments a call may pass by
@@ -44,6 +46,7 @@ class Choice:
     when: bool | None
 
 
+@pickled_by_constructor
 @dataclass(frozen=True, slots=True)
 class ChoiceFact:
     """A DataLoader `setting` ("shuffle", "num_workers") in `function` that its caller decides."""
@@ -54,6 +57,7 @@ class ChoiceFact:
     line: int
 
 
+@pickled_by_constructor
 @dataclass(frozen=True, slots=True)
 class ArgumentsFact:
     """A call's arguments as values (see the module's docstring): what the project pass reads to

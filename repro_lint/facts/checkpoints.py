@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
+from repro_lint.core.records import pickled_by_constructor
 from repro_lint.core.source import Line, Position
 from repro_lint.knowledge import load
 
@@ -35,6 +36,7 @@ _WORDS = ("save", "load(", "state", "sched", "optim", "half", "float16", "last_e
 _ASSIGNMENTS = (r"=\s*\{", r"=\s*dict\(", r"=\s*\w+\[['\"]", r"=\s*\w+\.get\(")
 
 
+@pickled_by_constructor
 @dataclass(frozen=True, slots=True)
 class _Knowledge:
     # Where each saver takes the object it writes: (position, keyword).
@@ -161,6 +163,7 @@ def _words(name: str | None) -> set[str]:
 # Facts -----------------------------------------------------------------------------------------
 
 
+@pickled_by_constructor
 @dataclass(frozen=True, slots=True)
 class SavedEntry:
     """One thing a checkpoint holds: under `key` (None for the saved object itself), state of `kind`
@@ -173,6 +176,7 @@ class SavedEntry:
     lossy: str | None = None
 
 
+@pickled_by_constructor
 @dataclass(frozen=True, slots=True)
 class DictInsertion:
     """How to add an entry to a saved dict literal: insert `before + entry + after` at `at`, and a
@@ -188,6 +192,7 @@ class DictInsertion:
         return f"{self.before}{self.quote}{key}{self.quote}: {value}{self.after}"
 
 
+@pickled_by_constructor
 @dataclass(frozen=True, slots=True)
 class SaveCall:
     """A call that may write a checkpoint: `targets`/`method` name the callee."""
@@ -213,6 +218,7 @@ class SaveCall:
         return self.parameter is not None
 
 
+@pickled_by_constructor
 @dataclass(frozen=True, slots=True)
 class Restore:
     """`receiver.load_state_dict(ckpt[key])`, `torch.set_rng_state(ckpt[key])`, ...: state of
@@ -228,6 +234,7 @@ class Restore:
     source: int | None = None
 
 
+@pickled_by_constructor
 @dataclass(frozen=True, slots=True)
 class RestorePoint:
     """Where restores can be added on a load path: before `line`, indented by `indent`, reading the
@@ -238,6 +245,7 @@ class RestorePoint:
     checkpoint: str
 
 
+@pickled_by_constructor
 @dataclass(frozen=True, slots=True)
 class Creation:
     """Something built in this function that checkpoint rules care about: a scheduler, scaler,
@@ -251,6 +259,7 @@ class Creation:
     stateless: bool = False
 
 
+@pickled_by_constructor
 @dataclass(frozen=True, slots=True)
 class FunctionCheckpoints:
     qualname: str
@@ -280,6 +289,7 @@ class FunctionCheckpoints:
         return (None, parameter) if parameter in self.keyword_only else None
 
 
+@pickled_by_constructor
 @dataclass(frozen=True, slots=True)
 class ModuleCheckpoints:
     functions: tuple[FunctionCheckpoints, ...] = ()

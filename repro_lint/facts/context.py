@@ -12,6 +12,7 @@ import libcst as cst
 from libcst._nodes.internal import CodegenState
 
 from repro_lint.core.findings import Applicability, Reporter
+from repro_lint.core.records import pickled_by_constructor
 from repro_lint.facts.import_block import import_placement
 from repro_lint.facts.names import SCOPE_TYPES, NameResolver, ScopeNode
 from repro_lint.facts.seed_option import ArgparseSeed
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     from repro_lint.core.settings import Settings
 
 
+@pickled_by_constructor
 @dataclass(frozen=True, slots=True)
 class NodeEdit:
     """An edit anchored to a node, turned into text positions once positions are known.
@@ -34,6 +36,7 @@ class NodeEdit:
     where: Literal["replace", "line_before", "line_after"] = "replace"
 
 
+@pickled_by_constructor
 @dataclass(frozen=True, slots=True)
 class PendingFix:
     applicability: Applicability
@@ -41,6 +44,7 @@ class PendingFix:
     edits: tuple[NodeEdit, ...]
 
 
+@pickled_by_constructor
 @dataclass(frozen=True, slots=True)
 class PendingReport:
     rule: Reporter

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from repro_lint.core.records import pickled_by_constructor
 from repro_lint.facts.context import FileContext
 from repro_lint.facts.module_index import ModuleIndex, index_for, is_self_attribute, owning_class
 from repro_lint.facts.names import dotted_name, terminal_name
@@ -38,6 +39,7 @@ class Kind(enum.Enum):
     HOLDER = "holder"  # a dict holding such a sequence as one of its values (`{"files": glob(...)}`)
 
 
+@pickled_by_constructor
 @dataclass(frozen=True, slots=True)
 class Leak:
     """Where an arbitrary order becomes observable, and the expression whose iteration order it is."""
@@ -54,6 +56,7 @@ STOP = _Stop()
 Outcome = Leak | _Stop | None
 
 
+@pickled_by_constructor
 @dataclass(frozen=True, slots=True)
 class _Next:
     node: cst.CSTNode

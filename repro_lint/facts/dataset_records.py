@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from repro_lint.core.findings import Edit
+from repro_lint.core.records import pickled_by_constructor
 from repro_lint.core.source import Line, Position
 
 # Stands for the worker function's name in the call edit until the project pass chooses the name.
@@ -23,6 +24,7 @@ MODULE_LEVEL = "<module>"
 MAIN_BLOCK = "<main>"
 
 
+@pickled_by_constructor
 @dataclass(frozen=True, slots=True)
 class RngAttribute:
     """A random generator object: `self.name` (created in `__init__`), a class attribute, or a module
@@ -33,6 +35,7 @@ class RngAttribute:
     constructor: str
 
 
+@pickled_by_constructor
 @dataclass(frozen=True, slots=True)
 class MethodUse:
     """What one method reads and rebinds: `self.x` attributes and the module's generator globals."""
@@ -44,6 +47,7 @@ class MethodUse:
     numpy_global: str | None  # a numpy.random global function it draws from
 
 
+@pickled_by_constructor
 @dataclass(frozen=True, slots=True)
 class Member:
     """`self.attribute = Callee(...)` in `__init__`: an object the class holds (a transform), and the
@@ -54,6 +58,7 @@ class Member:
     generators: tuple[tuple[str, int, str], ...]
 
 
+@pickled_by_constructor
 @dataclass(frozen=True, slots=True)
 class RandomClass:
     qualname: str
@@ -76,6 +81,7 @@ class DatasetRef:
     fixable: bool
 
 
+@pickled_by_constructor
 @dataclass(frozen=True, slots=True)
 class Insertion:
     """Where inserted text goes: before line `line` (column 0), or appended at the end of the file."""
@@ -84,6 +90,7 @@ class Insertion:
     at_end: bool = False
 
 
+@pickled_by_constructor
 @dataclass(frozen=True, slots=True)
 class WorkerFunctionPoint:
     """Where the REP201 fix puts a module-level worker function: the names that denote torch and
@@ -100,6 +107,7 @@ class WorkerFunctionPoint:
     bound: tuple[str, ...]
 
 
+@pickled_by_constructor
 @dataclass(frozen=True, slots=True)
 class WorkerFixPoint:
     """The REP201 fix of one DataLoader: the call edit (naming `WORKER_NAME`) and its module's point."""
@@ -108,6 +116,7 @@ class WorkerFixPoint:
     function: WorkerFunctionPoint
 
 
+@pickled_by_constructor
 @dataclass(frozen=True, slots=True)
 class LoaderSite:
     """A torch DataLoader with worker processes, no `worker_init_fn` and no `**kwargs`."""
@@ -118,6 +127,7 @@ class LoaderSite:
     fix: WorkerFixPoint | None
 
 
+@pickled_by_constructor
 @dataclass(frozen=True, slots=True)
 class DatasetFacts:
     module_generators: tuple[RngAttribute, ...] = ()

@@ -12,6 +12,7 @@ from functools import cache
 
 import libcst as cst
 
+from repro_lint.core.records import pickled_by_constructor
 from repro_lint.core.source import Line
 from repro_lint.facts.dataloader_calls import DATALOADERS, loader_argument
 from repro_lint.facts.edits import argument, keyword, literal
@@ -24,6 +25,7 @@ TORCH, NUMPY, RANDOM = "torch", "numpy", "random"
 SWITCHABLE = frozenset({"deterministic", "nondeterministic", "cublas"})
 
 
+@pickled_by_constructor
 @dataclass(frozen=True, slots=True)
 class Event:
     """`kind` is seed, consume (a draw), init (a draw that initialises parameters), shuffle (a
@@ -51,6 +53,7 @@ class Event:
         return (self.line, self.kind, self.rng, self.what, self.column, self.guard is not None, self.guard or "", self.in_worker, self.switch is not None, self.switch or "")
 
 
+@pickled_by_constructor
 @dataclass(frozen=True, slots=True)
 class _Tables:
     seeders: dict[str, tuple[str, ...]]

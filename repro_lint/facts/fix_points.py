@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from repro_lint.core.records import pickled_by_constructor
 from repro_lint.core.source import Line
 from repro_lint.facts.context import FileContext
 from repro_lint.facts.import_block import block_end, import_placement, merge_placements
@@ -30,6 +31,7 @@ _GENERATOR_SEED = re.compile(r"Generator\([^()]*\)\s*\.\s*manual_seed\s*\(")
 _PARSE_CALLS = ("parse_args", "parse_known_args", "parse_args_into_dataclasses")
 
 
+@pickled_by_constructor
 @dataclass(frozen=True, slots=True)
 class InsertionPoint:
     """Insert before `line` (1-based, at column 0), indented by `indent`."""
@@ -39,6 +41,7 @@ class InsertionPoint:
     seed: str | None
 
 
+@pickled_by_constructor
 @dataclass(frozen=True, slots=True)
 class SeedMove:
     """A seeding statement alone on its lines, which a fix may move up its own block: its lines
@@ -56,6 +59,7 @@ class SeedMove:
         return next((start for start, end in self.before if start <= line <= end), None)
 
 
+@pickled_by_constructor
 @dataclass(frozen=True, slots=True)
 class EntryFixFacts:
     newline: str

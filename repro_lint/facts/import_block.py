@@ -15,6 +15,7 @@ from typing import Literal
 
 import libcst as cst
 
+from repro_lint.core.records import pickled_by_constructor
 from repro_lint.facts.names import dotted_name
 from repro_lint.facts.traversal import walk
 
@@ -24,6 +25,7 @@ _NEUTRAL_CALLS = ("sys.path.", "os.environ.", "site.addsitedir", "matplotlib.use
 _NEUTRAL_TARGETS = ("sys.path", "os.environ")
 
 
+@pickled_by_constructor
 @dataclass(frozen=True, slots=True)
 class Placement:
     """Insert `text` on the line before `node` (at its first line) or on the line after it."""

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from repro_lint.core.records import pickled_by_constructor
 from repro_lint.facts.context import FileContext
 from repro_lint.facts.edits import argument, keyword, literal
 from repro_lint.knowledge import load
@@ -28,6 +29,7 @@ POOL = "pool"
 _PROCESS = next(entry for entry in _DATA["launchers"] if "multiprocessing.Process" in entry["names"])
 
 
+@pickled_by_constructor
 @dataclass(frozen=True, slots=True)
 class Launch:
     """The argument naming the function a call starts elsewhere, the qualified names that function may

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 import libcst as cst
 
 from repro_lint.core.findings import Edit
+from repro_lint.core.records import pickled_by_constructor
 from repro_lint.core.source import Line, Position
 from repro_lint.facts.checkpoint_collector import module_checkpoints
 from repro_lint.facts.callers_choice import ArgumentsFact, Choice, ChoiceFact, arguments_fact
@@ -54,6 +55,7 @@ _BRANCHES = frozenset({cst.If, cst.IfExp})
 _Shared = TypeVar("_Shared", bound=Hashable | None)
 
 
+@pickled_by_constructor
 @dataclass(frozen=True, slots=True)
 class CallFact:
     """One call: the qualified names its callee may denote, or the method name of `obj.method()`."""
@@ -78,6 +80,7 @@ class CallFact:
     wrapped: bool = False
 
 
+@pickled_by_constructor
 @dataclass(frozen=True, slots=True)
 class FunctionFacts:
     qualname: str
@@ -91,12 +94,14 @@ class FunctionFacts:
     dispatches: tuple[str, ...] = ()
 
 
+@pickled_by_constructor
 @dataclass(frozen=True, slots=True)
 class ClassFacts:
     qualname: str
     bases: tuple[str, ...]
 
 
+@pickled_by_constructor
 @dataclass(frozen=True, slots=True)
 class SeedOption:
     """A seed setting the user can leave at its default: an argparse option or a config field, and
@@ -109,6 +114,7 @@ class SeedOption:
     fix: Edit | None = None
 
 
+@pickled_by_constructor
 @dataclass(frozen=True, slots=True)
 class SeedReads:
     """What REP109 needs of a module (facts/seed_reads.py), each with the function it happens in
@@ -123,6 +129,7 @@ class SeedReads:
     parsed: tuple[str, ...] = ()  # the names a parse result is bound to (`args = parser.parse_args()`)
 
 
+@pickled_by_constructor
 @dataclass(frozen=True, slots=True)
 class ModuleFacts:
     module: str
