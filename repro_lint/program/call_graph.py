@@ -88,7 +88,7 @@ class CallGraph:
         if resolved or fallback_within is None:
             return resolved
         method = unresolved_method(call)
-        return self._methods_within(method, fallback_within) if method is not None else resolved
+        return self.methods_within(method, fallback_within) if method is not None else resolved
 
     def _resolved_callees(self, call: CallFact, caller_module: str) -> tuple[str, ...]:
         cache = self._callee_cache.get(caller_module)
@@ -112,7 +112,7 @@ class CallGraph:
             found = self._module_sets[modules] = frozenset(modules)
         return found
 
-    def _methods_within(self, method: str, within: frozenset[str]) -> tuple[str, ...]:
+    def methods_within(self, method: str, within: frozenset[str]) -> tuple[str, ...]:
         """Methods named `method` in the modules `within`: asked for every unresolved `obj.method()`
         of every program, each time filtering all the project's methods of that name."""
         key = (method, within)
@@ -169,13 +169,18 @@ class CallGraph:
     def _follow_calls(self, entry: str, modules: tuple[str, ...]) -> list[str]:
         within = self.module_set(modules)
 
+        methods_followed: set[str] = set()
+
         def called(function: str) -> Iterator[str]:
             # Each function's links taken whole: the walks of a large project's programs would
-            # otherwise resolve millions of calls one by one.
+            # otherwise resolve millions of calls one by one. The methods an unresolved
+            # `obj.method()` may run are the same wherever it is called: each name is followed once.
             resolved, methods = self.links(function)
             yield from resolved
             for method in methods:
-                yield from self._methods_within(method, within)
+                if method not in methods_followed:
+                    methods_followed.add(method)
+                    yield from self.methods_within(method, within)
 
         def resolved_only(function: str) -> tuple[str, ...]:
             return self.links(function)[0]
@@ -432,6 +437,8 @@ class CallGraph:
     def _callers_through(self, calls: Callable[[str], Iterable[CallFact]]) -> dict[str, set[str]]:
         callers: dict[str, set[str]] = {}
         for name in self.functions:
+            if not self.links(name)[0]:
+                continue  # a call runs before it returns only functions it resolves to
             module = self.module_of_function[name]
             for call in calls(name):
                 for callee in self.callees_run_now(call, module):
@@ -491,7 +498,7 @@ class _BuiltWalk:
         """`obj.method()` on an unknown object: a method of that name of a class built so far or of
         the caller's own class."""
         self.called.add(method)
-        for candidate in self.graph._methods_within(method, self.within):
+        for candidate in self.graph.methods_within(method, self.within):
             owner = candidate.rpartition(".")[0]
             if owner in self.built or owner in own_classes:
                 self.reach(candidate)

@@ -15,6 +15,7 @@ import fnmatch
 from collections.abc import Collection, Iterable, Iterator
 from dataclasses import replace
 from functools import cached_property
+from typing import NamedTuple
 
 from repro_lint.core.graphs import closure
 from repro_lint.facts.events import Event, tables
@@ -24,6 +25,17 @@ from repro_lint.program.declared import Declared
 from repro_lint.program.module_names import ModuleNames
 from repro_lint.program.processes import Processes
 from repro_lint.program.programs import Located, Program
+
+
+class _InitEdges(NamedTuple):
+    """Where a function's calls lead, for the walk that finds what runs only inside blocks building
+    modules without initialising their weights: each resolved callee with whether it runs inside
+    such a block, when the calls are made inside one and when made outside; and the method names of
+    its unresolved `obj.method()` calls, whose callees run outside."""
+
+    inside: tuple[tuple[str, bool], ...]
+    outside: tuple[tuple[str, bool], ...]
+    methods: tuple[str, ...]
 
 
 class ProjectModel:
@@ -49,7 +61,9 @@ class ProjectModel:
         self._reachable_set_cache: dict[str, frozenset[str]] = {}
         self._built_set_cache: dict[tuple[str, tuple[str, ...]], frozenset[str]] = {}
         self._program_modules_cache: dict[str, tuple[str, ...]] = {}
+        self._imported_modules_cache: dict[str, tuple[str, ...]] = {}
         self._events_cache: dict[str, list[Located]] = {}
+        self._function_init_edges: dict[str, _InitEdges] = {}
         self._kinds: dict[str, frozenset[str]] = {}
         # Views the rules build over the model (the checkpoints), kept with it and freed with it: a
         # module-level table keyed by the model, weakly or not, kept every model of a --fix run alive
@@ -67,10 +81,12 @@ class ProjectModel:
         return self.names.resolve(name, importer)
 
     def imported_modules(self, module: str) -> tuple[str, ...]:
-        facts = self.modules[module]
-        found = {resolved for name in facts.imports if (resolved := self.resolve_module(name, module))}
-        found.discard(module)
-        return tuple(sorted(found))
+        cached = self._imported_modules_cache.get(module)
+        if cached is None:
+            found = {resolved for name in self.modules[module].imports if (resolved := self.resolve_module(name, module))}
+            found.discard(module)
+            cached = self._imported_modules_cache[module] = tuple(sorted(found))
+        return cached
 
     def program_modules(self, entry: str) -> tuple[str, ...]:
         cached = self._program_modules_cache.get(entry)
@@ -197,13 +213,21 @@ class ProjectModel:
         guards: dict[str, set[str | None]] = {name: set() for name in seeding}
         if seeding:
             within = self.calls.module_set(program.modules)
-            # Of a function's calls, only those linking to project functions can reach a seeding one:
-            # a large program's functions make hundreds of thousands of calls, most into libraries.
-            if callers is None:
-                groups = self.processes.process_calls(program, linking_only=True)
-            else:
-                groups = self.processes.process_roots(program)
-                groups.extend((self.calls.module_of_function[name], self.calls.linking_calls(name)) for name in callers)
+            # Of a function's calls, only those linking to project functions can reach a seeding one,
+            # and only in functions whose links name one: a large program's functions make hundreds
+            # of thousands of calls, most into libraries, and its seeding functions are few.
+            methods = {name.rpartition(".")[2] for name in seeding}
+
+            def may_seed(function: str) -> bool:
+                resolved, unresolved = self.calls.links(function)
+                return not seeding.isdisjoint(resolved) or not methods.isdisjoint(unresolved)
+
+            groups = self.processes.process_roots(program)
+            groups.extend(
+                (self.calls.module_of_function[name], self.calls.linking_calls(name))
+                for name in (self.processes.process_functions(program) if callers is None else callers)
+                if may_seed(name)
+            )
             for module, calls in groups:
                 for call in calls:
                     for callee in self.calls.callees(call, module, within):
@@ -259,21 +283,48 @@ class ProjectModel:
         # Each function is followed at most twice: once reached inside such a block, once outside.
         stack: list[tuple[str, bool]] = [(name, False) for name in (program.worker.functions if program.worker is not None else ())]
 
-        def follow(call: CallFact, module: str, in_block: bool) -> None:
-            run_now = self.calls.callees_run_now(call, module)
-            stack.extend((callee, callee in run_now and (in_block or call.no_init)) for callee in self.calls.callees(call, module, within))
+        # What an unresolved `obj.method()` may run is the same wherever it is called, and runs
+        # outside: each method name is followed once.
+        methods_followed: set[str] = set()
+
+        def follow(edges: _InitEdges, in_block: bool) -> None:
+            stack.extend(edges.inside if in_block else edges.outside)
+            for method in edges.methods:
+                if method not in methods_followed:
+                    methods_followed.add(method)
+                    stack.extend((callee, False) for callee in self.calls.methods_within(method, within))
 
         for module, calls in self.processes.process_roots(program):
-            for call in calls:
-                follow(call, module, False)
+            follow(self._init_edges(module, calls), False)
         while stack:
             name, in_block = stack.pop()
             seen = inside if in_block else outside
             if name not in seen:
                 seen.add(name)
-                for call in self.calls.linking_calls(name):
-                    follow(call, self.calls.module_of_function[name], in_block)
+                edges = self._function_init_edges.get(name)
+                if edges is None:
+                    edges = self._function_init_edges[name] = self._init_edges(self.calls.module_of_function[name], self.calls.linking_calls(name))
+                follow(edges, in_block)
         return frozenset(inside - outside)
+
+    def _init_edges(self, module: str, calls: Iterable[CallFact]) -> _InitEdges:
+        """Where `calls` lead, for `_built_without_init`: a callee a call runs before it returns
+        (`CallGraph.callees_run_now`) runs inside the block the call is made in, or inside one the
+        call itself opens (`CallFact.no_init`); any other callee, and any method an unresolved
+        `obj.method()` may reach, runs later, outside."""
+        inside: list[tuple[str, bool]] = []
+        outside: list[tuple[str, bool]] = []
+        methods: list[str] = []
+        for call in calls:
+            resolved = self.calls.callees(call, module)
+            if resolved:
+                run_now = self.calls.callees_run_now(call, module)
+                for callee in resolved:
+                    inside.append((callee, callee in run_now))
+                    outside.append((callee, callee in run_now and call.no_init))
+            elif (method := unresolved_method(call)) is not None:
+                methods.append(method)
+        return _InitEdges(tuple(inside), tuple(outside), tuple(methods))
 
     def seeds_known_to_run(self, program: Program, rng: str) -> list[Located]:
         """The program's seeding of `rng` in code known to run (`functions_known_to_run`), each with
