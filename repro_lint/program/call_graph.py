@@ -51,6 +51,7 @@ class CallGraph:
         self._linking_calls_cache: dict[str, tuple[CallFact, ...]] = {}
         self._links_cache: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
         self._reachable_cache: dict[str, list[str]] = {}
+        self._on_load_cache: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
         self._built_walk_cache: dict[tuple[str, tuple[str, ...]], list[str]] = {}
         self._classes_built_cache: dict[str, tuple[str, ...]] = {}
         self._lineage_cache: dict[str, tuple[str, ...]] = {}
@@ -193,11 +194,11 @@ class CallGraph:
         own: list[str] = []
         on_import: list[str] = []
         for module, calls in self.entry_calls(entry, modules):
-            for call in calls:
-                if module == entry:
+            if module == entry:
+                for call in calls:
                     own.extend(self.callees(call, module, within))
-                else:
-                    on_import.extend(self.callees(call, module))
+            else:
+                on_import.extend(self.on_load(module)[0])
         found = sorted({*reach(own, called), *reach(on_import, resolved_only)})
         followed: set[str] = set()
         while True:  # each scope is followed once: the loop ends when no new one is reached
@@ -207,6 +208,18 @@ class CallGraph:
             followed |= new
             known = set(found)
             found = found + [name for name in reach(self._functions_in(new, within), called) if name not in known]
+
+    def on_load(self, module: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The project functions `module`'s top-level calls resolve to, and the project classes they
+        build: the same in every program importing it."""
+        found = self._on_load_cache.get(module)
+        if found is None:
+            calls = self.modules[module].module_calls
+            found = self._on_load_cache[module] = (
+                tuple(callee for call in calls for callee in self.callees(call, module)),
+                tuple(cls for call in calls for cls in sorted(self.built_by(call, module))),
+            )
+        return found
 
     def _dispatch_scopes(self, entry: str, found: Iterable[str]) -> set[str]:
         """Where the calls that choose at run time what they run, made by `entry`'s code or the
@@ -247,8 +260,14 @@ class CallGraph:
         within = self.module_set(modules)
         walk = _BuiltWalk(self, within)
         for module, calls in self.entry_calls(entry, modules):
-            # As in `walk`, an imported module's top-level code is followed through resolved calls only.
-            walk.take(calls, module, by_name=module == entry)
+            if module == entry:
+                walk.take(calls, module)
+            else:  # as in `walk`, an imported module's top-level code is followed through resolved calls only
+                functions, classes = self.on_load(module)
+                for function in functions:
+                    walk.reach(function)
+                for cls in classes:
+                    walk.build(cls)
         for function in running:
             walk.assume(function)
         walk.run()
@@ -503,16 +522,16 @@ class _BuiltWalk:
             if owner in self.built or owner in own_classes:
                 self.reach(candidate)
 
-    def take(self, calls: Sequence[CallFact], module: str, by_name: bool) -> None:
-        """Calls of code outside functions: the functions they run and the classes they build, and
-        with `by_name`, the methods they may call on unknown objects."""
+    def take(self, calls: Sequence[CallFact], module: str) -> None:
+        """Calls of the entry's code outside functions: the functions they run, the classes they
+        build, and the methods they may call on unknown objects."""
         for call in calls:
             for callee in self.graph._resolved_callees(call, module):
                 self.reach(callee)
             for cls in sorted(self.graph.built_by(call, module)):
                 self.build(cls)
             method = unresolved_method(call)
-            if by_name and method is not None:
+            if method is not None:
                 self.call(method, ())
 
     def run(self) -> None:

@@ -12,7 +12,7 @@ answers what the rules and the engine ask of them.
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import replace
 from functools import cached_property
 from typing import NamedTuple
@@ -64,6 +64,9 @@ class ProjectModel:
         self._imported_modules_cache: dict[str, tuple[str, ...]] = {}
         self._events_cache: dict[str, list[Located]] = {}
         self._function_init_edges: dict[str, _InitEdges] = {}
+        # By module and the identity of a tuple of calls of its facts, which live as long as the model.
+        self._guarded_links_cache: dict[tuple[str, int], tuple[tuple[tuple[str, ...], str | None, str | None], ...]] = {}
+        self._framework_seeds_cache: dict[tuple[str, int], tuple[Event, ...]] = {}
         self._kinds: dict[str, frozenset[str]] = {}
         # Views the rules build over the model (the checkpoints), kept with it and freed with it: a
         # module-level table keyed by the model, weakly or not, kept every model of a --fix run alive
@@ -229,11 +232,28 @@ class ProjectModel:
                 if may_seed(name)
             )
             for module, calls in groups:
-                for call in calls:
-                    for callee in self.calls.callees(call, module, within):
+                for resolved, method, guard in self._guarded_links(module, calls):
+                    for callee in resolved or (self.calls.methods_within(method, within) if method in methods else ()):
                         if callee in seeding:
-                            guards[callee].add(call.guard)
+                            guards[callee].add(guard)
         return {name: next(iter(found)) if len(found) == 1 else None for name, found in guards.items()}
+
+    def _guarded_links(self, module: str, calls: Sequence[CallFact]) -> tuple[tuple[tuple[str, ...], str | None, str | None], ...]:
+        """Of `calls` (made in `module`), those that may reach project functions, each as the functions
+        it resolves to (else the method name of an unresolved `obj.method()`) and the seed option
+        guarding it. Kept by the identity of `calls`, a tuple of the facts or of `linking_calls`,
+        which live as long as the model: every program asks again about the same calls."""
+        key = (module, id(calls))
+        found = self._guarded_links_cache.get(key)
+        if found is None:
+            links = []
+            for call in calls:
+                resolved = self.calls.callees(call, module)
+                method = None if resolved else unresolved_method(call)
+                if resolved or method is not None:
+                    links.append((resolved, method, call.guard))
+            found = self._guarded_links_cache[key] = tuple(links)
+        return found
 
     def events(self, program: Program) -> list[Located]:
         """Everything that may happen in `program`, entry module first, then by path and line. An
@@ -349,19 +369,28 @@ class ProjectModel:
 
     def _framework_subclass_seeds(self, program: Program) -> list[Located]:
         """`MyTrainer(...)` where MyTrainer subclasses a framework object that seeds (HF Trainer)."""
-        frameworks = tables().frameworks
         found = []
         for module, calls in self.processes.process_calls(program):
-            for call in calls:
-                if call.reference:
-                    continue
-                for target in call.targets:
-                    cls = self.calls.resolve_symbol(target, module)
-                    framework = self._framework_base(cls) if cls in self.classes else None
-                    if framework is not None:
-                        for rng in frameworks[framework]["seeds"]:
-                            found.append(Located(self.modules[module], Event("seed", call.line, framework, rng)))
+            # The same calls, made in the same module, in every program running them.
+            key = (module, id(calls))
+            seeds = self._framework_seeds_cache.get(key)
+            if seeds is None:
+                seeds = self._framework_seeds_cache[key] = self._framework_seeds(module, calls)
+            found.extend(Located(self.modules[module], event) for event in seeds)
         return found
+
+    def _framework_seeds(self, module: str, calls: Iterable[CallFact]) -> tuple[Event, ...]:
+        frameworks = tables().frameworks
+        found = []
+        for call in calls:
+            if call.reference:
+                continue
+            for target in call.targets:
+                cls = self.calls.resolve_symbol(target, module)
+                framework = self._framework_base(cls) if cls in self.classes else None
+                if framework is not None:
+                    found.extend(Event("seed", call.line, framework, rng) for rng in frameworks[framework]["seeds"])
+        return tuple(found)
 
     def _framework_base(self, qualname: str) -> str | None:
         """The framework class (HF Trainer) `qualname` derives from through project classes, if
