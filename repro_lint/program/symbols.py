@@ -46,6 +46,8 @@ class SymbolResolver:
         """The project function or class `qualified` (written in module `importer`) denotes."""
         if qualified in self._defined:
             return qualified
+        if self._names.outside(qualified):  # a library's name (`torch.nn.Linear`): most calls
+            return None
         found = self._members.run(self._value(qualified, importer))
         return found if isinstance(found, str) and found in self._defined else None
 
