@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 
 import pytest
 
-import repro_lint
 from repro_lint.api import lint_paths
 from repro_lint.core.records import pickled_by_constructor
 from repro_lint.core.settings import Settings

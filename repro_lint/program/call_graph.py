@@ -9,7 +9,7 @@ project pass asks the same questions once per rule and per program: each is answ
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import cached_property
 
 from repro_lint.core.graphs import closure
@@ -52,6 +52,7 @@ class CallGraph:
         self._links_cache: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
         self._reachable_cache: dict[str, list[str]] = {}
         self._on_load_cache: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+        self._module_level_cache: dict[tuple[str, ...], tuple[Calls, ...]] = {}
         self._built_walk_cache: dict[tuple[str, tuple[str, ...]], list[str]] = {}
         self._classes_built_cache: dict[str, tuple[str, ...]] = {}
         self._lineage_cache: dict[str, tuple[str, ...]] = {}
@@ -113,6 +114,17 @@ class CallGraph:
             found = self._module_sets[modules] = frozenset(modules)
         return found
 
+    @cached_property
+    def _methods_by_name(self) -> dict[str, tuple[tuple[str, str], ...]]:
+        """The project's methods (not module-level functions) by last name, with their modules."""
+        found: dict[str, list[tuple[str, str]]] = {}
+        for method, names in self.methods.items():
+            for name in names:
+                module = self.module_of_function[name]
+                if is_method(name, module):
+                    found.setdefault(method, []).append((name, module))
+        return {method: tuple(names) for method, names in found.items()}
+
     def methods_within(self, method: str, within: frozenset[str]) -> tuple[str, ...]:
         """Methods named `method` in the modules `within`: asked for every unresolved `obj.method()`
         of every program, each time filtering all the project's methods of that name."""
@@ -120,9 +132,7 @@ class CallGraph:
         found = self._methods_within_cache.get(key)
         if found is None:
             found = self._methods_within_cache[key] = tuple(
-                name
-                for name in self.methods.get(method, ())
-                if self.module_of_function[name] in within and is_method(name, self.module_of_function[name])
+                name for name, module in self._methods_by_name.get(method, ()) if module in within
             )
         return found
 
@@ -143,15 +153,20 @@ class CallGraph:
             )
         return found
 
-    def entry_calls(self, entry: str, modules: Collection[str]) -> list[Calls]:
+    def entry_calls(self, entry: str, modules: tuple[str, ...]) -> list[Calls]:
         """Calls made when `entry` runs: module-level code of every module it imports, and the
         `__main__` block of the entry alone."""
         groups = self.module_level_calls(modules)
         groups.append((entry, self.modules[entry].main_calls))
         return groups
 
-    def module_level_calls(self, modules: Collection[str]) -> list[Calls]:
-        return [(module, self.modules[module].module_calls) for module in sorted(modules)]
+    def module_level_calls(self, modules: tuple[str, ...]) -> list[Calls]:
+        """The top-level calls of `modules` (a program's), by module: a new list each time, which
+        callers extend with their own groups."""
+        found = self._module_level_cache.get(modules)
+        if found is None:
+            found = self._module_level_cache[modules] = tuple((module, self.modules[module].module_calls) for module in sorted(modules))
+        return list(found)
 
     def walk(self, entry: str, modules: tuple[str, ...]) -> list[str]:
         """Project functions that may run when `entry` runs (its program's modules being `modules`),

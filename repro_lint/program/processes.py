@@ -68,7 +68,9 @@ class Processes:
         if cached is not None:
             return cached
         if program.worker is None and not any(self._module_processes[module][1] for module in program.modules):
-            return self.calls.walk(program.entry.module, program.modules)  # nothing starts elsewhere: every call runs here
+            # Nothing starts elsewhere: every call runs here.
+            found = self._process_walks[program.key] = self.calls.walk(program.entry.module, program.modules)
+            return found
         within = self.calls.module_set(program.modules)
         fresh_default = self._fresh_default(program)
         launched = self._launched_fresh(program, fresh_default)
