@@ -52,7 +52,6 @@ class CallGraph:
         self._links_cache: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
         self._reachable_cache: dict[str, list[str]] = {}
         self._on_load_cache: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
-        self._module_level_cache: dict[tuple[str, ...], tuple[Calls, ...]] = {}
         self._built_walk_cache: dict[tuple[str, tuple[str, ...]], list[str]] = {}
         self._classes_built_cache: dict[str, tuple[str, ...]] = {}
         self._lineage_cache: dict[str, tuple[str, ...]] = {}
@@ -161,12 +160,7 @@ class CallGraph:
         return groups
 
     def module_level_calls(self, modules: tuple[str, ...]) -> list[Calls]:
-        """The top-level calls of `modules` (a program's), by module: a new list each time, which
-        callers extend with their own groups."""
-        found = self._module_level_cache.get(modules)
-        if found is None:
-            found = self._module_level_cache[modules] = tuple((module, self.modules[module].module_calls) for module in sorted(modules))
-        return list(found)
+        return [(module, self.modules[module].module_calls) for module in sorted(modules)]
 
     def walk(self, entry: str, modules: tuple[str, ...]) -> list[str]:
         """Project functions that may run when `entry` runs (its program's modules being `modules`),
