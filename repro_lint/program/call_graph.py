@@ -52,6 +52,7 @@ class CallGraph:
         self._links_cache: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
         self._reachable_cache: dict[str, list[str]] = {}
         self._on_load_cache: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+        self._reaching_calls_cache: dict[tuple[str, int], tuple[tuple[CallFact, tuple[str, ...], str | None], ...]] = {}
         self._built_walk_cache: dict[tuple[str, tuple[str, ...]], list[str]] = {}
         self._classes_built_cache: dict[str, tuple[str, ...]] = {}
         self._lineage_cache: dict[str, tuple[str, ...]] = {}
@@ -340,6 +341,24 @@ class CallGraph:
             if is_method(name, module):
                 found.setdefault(name.rpartition(".")[0], []).append(name)
         return {owner: tuple(sorted(names)) for owner, names in found.items()}
+
+    def reaching_calls(self, module: str, calls: Sequence[CallFact]) -> tuple[tuple[CallFact, tuple[str, ...], str | None], ...]:
+        """Of `calls` (made in `module`), those that may reach project functions, each with the
+        functions it resolves to, else the method name of its unresolved `obj.method()`: its callees
+        in a program are those functions, or that method's there (`callees`). Kept by the identity
+        of `calls`, a tuple of the facts or of `linking_calls`, which live as long as the graph:
+        every program asks again about the same calls."""
+        key = (module, id(calls))
+        found = self._reaching_calls_cache.get(key)
+        if found is None:
+            reaching = []
+            for call in calls:
+                resolved = self._resolved_callees(call, module)
+                method = None if resolved else unresolved_method(call)
+                if resolved or method is not None:
+                    reaching.append((call, resolved, method))
+            found = self._reaching_calls_cache[key] = tuple(reaching)
+        return found
 
     def links(self, function: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """The project functions `function`'s calls resolve to, and the methods named by its unresolved

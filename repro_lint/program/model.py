@@ -65,7 +65,6 @@ class ProjectModel:
         self._events_cache: dict[str, list[Located]] = {}
         self._function_init_edges: dict[str, _InitEdges] = {}
         # By module and the identity of a tuple of calls of its facts, which live as long as the model.
-        self._guarded_links_cache: dict[tuple[str, int], tuple[tuple[tuple[str, ...], str | None, str | None], ...]] = {}
         self._framework_seeds_cache: dict[tuple[str, int], tuple[Event, ...]] = {}
         self._kinds: dict[str, frozenset[str]] = {}
         # Views the rules build over the model (the checkpoints), kept with it and freed with it: a
@@ -232,28 +231,11 @@ class ProjectModel:
                 if may_seed(name)
             )
             for module, calls in groups:
-                for resolved, method, guard in self._guarded_links(module, calls):
+                for call, resolved, method in self.calls.reaching_calls(module, calls):
                     for callee in resolved or (self.calls.methods_within(method, within) if method in methods else ()):
                         if callee in seeding:
-                            guards[callee].add(guard)
+                            guards[callee].add(call.guard)
         return {name: next(iter(found)) if len(found) == 1 else None for name, found in guards.items()}
-
-    def _guarded_links(self, module: str, calls: Sequence[CallFact]) -> tuple[tuple[tuple[str, ...], str | None, str | None], ...]:
-        """Of `calls` (made in `module`), those that may reach project functions, each as the functions
-        it resolves to (else the method name of an unresolved `obj.method()`) and the seed option
-        guarding it. Kept by the identity of `calls`, a tuple of the facts or of `linking_calls`,
-        which live as long as the model: every program asks again about the same calls."""
-        key = (module, id(calls))
-        found = self._guarded_links_cache.get(key)
-        if found is None:
-            links = []
-            for call in calls:
-                resolved = self.calls.callees(call, module)
-                method = None if resolved else unresolved_method(call)
-                if resolved or method is not None:
-                    links.append((resolved, method, call.guard))
-            found = self._guarded_links_cache[key] = tuple(links)
-        return found
 
     def events(self, program: Program) -> list[Located]:
         """Everything that may happen in `program`, entry module first, then by path and line. An
@@ -327,7 +309,7 @@ class ProjectModel:
                 follow(edges, in_block)
         return frozenset(inside - outside)
 
-    def _init_edges(self, module: str, calls: Iterable[CallFact]) -> _InitEdges:
+    def _init_edges(self, module: str, calls: Sequence[CallFact]) -> _InitEdges:
         """Where `calls` lead, for `_built_without_init`: a callee a call runs before it returns
         (`CallGraph.callees_run_now`) runs inside the block the call is made in, or inside one the
         call itself opens (`CallFact.no_init`); any other callee, and any method an unresolved
@@ -335,15 +317,14 @@ class ProjectModel:
         inside: list[tuple[str, bool]] = []
         outside: list[tuple[str, bool]] = []
         methods: list[str] = []
-        for call in calls:
-            resolved = self.calls.callees(call, module)
-            if resolved:
-                run_now = self.calls.callees_run_now(call, module)
-                for callee in resolved:
-                    inside.append((callee, callee in run_now))
-                    outside.append((callee, callee in run_now and call.no_init))
-            elif (method := unresolved_method(call)) is not None:
+        for call, resolved, method in self.calls.reaching_calls(module, calls):
+            if method is not None:
                 methods.append(method)
+                continue
+            run_now = self.calls.callees_run_now(call, module)
+            for callee in resolved:
+                inside.append((callee, callee in run_now))
+                outside.append((callee, callee in run_now and call.no_init))
         return _InitEdges(tuple(inside), tuple(outside), tuple(methods))
 
     def seeds_known_to_run(self, program: Program, rng: str) -> list[Located]:

@@ -95,12 +95,10 @@ class Processes:
             return self.calls.entry_calls(program.entry.module, program.modules)
         return self.calls.module_level_calls(program.modules)
 
-    def process_calls(self, program: Program, linking_only: bool = False) -> list[Calls]:
-        """The calls made in `program`'s own process; with `linking_only`, of its functions' calls only
-        those that may reach a project function (`CallGraph.linking_calls`)."""
+    def process_calls(self, program: Program) -> list[Calls]:
+        """The calls made in `program`'s own process."""
         groups = self.process_roots(program)
-        calls = self.calls.linking_calls if linking_only else (lambda name: self.functions[name].calls)
-        groups.extend((self.calls.module_of_function[name], calls(name)) for name in self.process_functions(program))
+        groups.extend((self.calls.module_of_function[name], self.functions[name].calls) for name in self.process_functions(program))
         return groups
 
     def _callees_here(
