@@ -249,3 +249,65 @@ def test_one_event_written_alike_in_two_thousand_modules_is_gathered_in_linear_t
     events, seconds = timed(lambda: project.events(program))
     assert len([located for located in events if located.event.what == "torch.rand"]) == length
     assert seconds < 1
+
+
+# One module doing one thing many times ------------------------------------------------------------
+# Each case below took time quadratic in the number of repeats (a module of 1,000 DataLoaders took
+# minutes to fix). What the analysis asks of the whole module, at each repeat, is now worked out once.
+
+
+def _calls(monkeypatch, owner: object, name: str) -> list[object]:
+    """Record each call of `owner.name`, which keeps working."""
+    calls: list[object] = []
+    original = getattr(owner, name)
+
+    def counted(*args: object, **kwargs: object) -> object:
+        calls.append(args)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, counted)
+    return calls
+
+
+def test_reads_of_a_name_find_its_bindings_without_reading_every_occurrence(monkeypatch):
+    from repro_lint.facts.module_index import ModuleIndex
+
+    roles = _calls(monkeypatch, ModuleIndex, "role")
+    repeats = 300
+    code = "from torch.utils.data import DataLoader\n" + "loader = DataLoader(ds, shuffle=True, num_workers=4)\n" * repeats
+    analysis = analyze(code, "train.py", ModuleIdentity.from_relative_path("train.py"), [], Settings())
+    assert analysis.facts is not None
+    # Each occurrence's role is asked a few times at most (600 occurrences of `ds` and `loader`),
+    # not once per occurrence for each read of the name.
+    assert len(roles) < 10 * repeats
+
+
+def test_a_module_seeding_many_generators_from_one_name_walks_its_assignments_once(monkeypatch):
+    from conftest import lint
+
+    import repro_lint.rules.seeding as seeding
+
+    walks = _calls(monkeypatch, seeding, "_assignments")
+    code = "import torch\nSEED = 0\n" + "generator = torch.Generator().manual_seed(SEED)\n" * 200
+    assert [finding.code for finding in lint(code, "REP104")] == []
+    assert len(walks) == 1
+
+
+def test_fixes_of_a_long_module_read_its_indentation_and_top_level_bindings_once(monkeypatch):
+    import repro_lint.engine.fixes as fixes
+    import repro_lint.facts.seed_values as seed_values
+    from conftest import lint
+
+    from repro_lint.api import fix_source
+
+    readings = _calls(monkeypatch, fixes, "_indent_unit")
+    # Whether the module binds the seed constant a fix would add: asked by each fix, read once.
+    binds = _calls(monkeypatch, seed_values, "binds")
+    repeats = 200
+    code = "from torch.utils.data import DataLoader\n" + "loader = DataLoader(ds, shuffle=True, num_workers=4)\n" * repeats
+    fixed = fix_source(code, "train.py", Settings(select=("REP202",)))
+    assert fixed.count("generator=") == repeats and [finding.code for finding in lint(fixed, "REP202")] == []
+    # Once per round of fixes (the first adds the seed constant, the next the generators).
+    assert 1 <= len(readings) <= 3
+    # A few statements read per fix (to find the constant bound before it), not the whole module.
+    assert len(binds) < 20 * repeats

@@ -206,6 +206,9 @@ REP301_MORE_SILENT = [
     "    work()\n    torch.backends.cudnn.benchmark = saved\n",
     "import torch\nclass Launcher:\n    def __init__(self):\n        self.cudnn_benchmark = torch.backends.cudnn.benchmark\n"
     "    def restore(self):\n        torch.backends.cudnn.benchmark = self.cudnn_benchmark\n",
+    # Saved in a holder that is no plain name, or in the annotated second of two names on a line.
+    "import torch\nstate = [S()]\nstate[0].saved = torch.backends.cudnn.benchmark\ntorch.backends.cudnn.benchmark = state[0].saved\n",
+    "import torch\na: b = torch.backends.cudnn.benchmark\nb = torch.backends.cudnn.benchmark\ntorch.backends.cudnn.benchmark = b\n",
     # A library applying its caller's choice; the caller's True is where the problem is.
     "import torch\ndef configure(benchmark=None):\n    if benchmark is not None:\n        torch.backends.cudnn.benchmark = benchmark\n",
 ]
@@ -215,6 +218,20 @@ REP301_MORE_FIRES = [
     # A value read from a look-alike flag is no saved copy of this one.
     "import torch\ndef run():\n    saved = torch.backends.cudnn.benchmark_limit\n    torch.backends.cudnn.benchmark = saved\n",
 ]
+
+
+def test_rep301_generates_a_region_s_code_once(monkeypatch):
+    # One module setting the flag in many places: each assignment looks for a saved copy in the
+    # same region, whose code is generated (and searched) once, not once per assignment.
+    from repro_lint.facts.context import FileContext
+
+    generated = []
+    code_for = FileContext.code_for
+    monkeypatch.setattr(FileContext, "code_for", lambda self, node: generated.append(node) or code_for(self, node))
+    code = "import torch\n" + "".join(f"torch.backends.cudnn.benchmark = flag_{n}\n" for n in range(50))
+    assert codes(code, "REP301") == ["REP301"] * 50
+    modules = [node for node in generated if type(node).__name__ == "Module"]
+    assert len(modules) == 1
 
 
 @pytest.mark.parametrize("code", REP301_MORE_SILENT)

@@ -35,12 +35,13 @@ def apply_fixes(text: str, fixes: Iterable[Fix], parses: Callable[[str], bool], 
     fixes that were held back (overlapping ones are applied in a later round). With a `line_length`
     (Python source), whole lines a fix inserts are wrapped to it."""
     index = LineIndex(text)
+    unit = _indent_unit(text) if line_length is not None else ""
     chosen: list[tuple[Fix, list[tuple[int, int, str]]]] = []
     taken: list[tuple[int, int, str]] = []
     for fix in sorted(fixes, key=lambda fix: (_spans(fix, index)[0][:2], fix.message)):
         spans = _spans(fix, index)
         if line_length is not None:
-            spans = [(start, end, _wrapped(text, start, end, content, line_length)) for start, end, content in spans]
+            spans = [(start, end, _wrapped(text, start, end, content, line_length, unit)) for start, end, content in spans]
         if any(_overlaps(span, taken) for span in spans):
             continue
         chosen.append((fix, spans))
@@ -58,8 +59,9 @@ def apply_fixes(text: str, fixes: Iterable[Fix], parses: Callable[[str], bool], 
     return (result, [fix for fix, _ in good]) if parses(result) else (text, [])
 
 
-def _wrapped(text: str, start: int, end: int, content: str, limit: int) -> str:
-    """`content`, to replace `text[start:end]`, with each whole line it brings wrapped to `limit`."""
+def _wrapped(text: str, start: int, end: int, content: str, limit: int, unit: str) -> str:
+    """`content`, to replace `text[start:end]`, with each whole line it brings wrapped to `limit`
+    (`unit`: one level of the file's indentation)."""
     if "\n" not in content:
         return content
     # Imported here: wrapping parses with LibCST, which a run answered from the cache never loads.
@@ -70,7 +72,6 @@ def _wrapped(text: str, start: int, end: int, content: str, limit: int) -> str:
     rest = text[end : text.find("\n", end) if "\n" in text[end:] else len(text)]
     whole = [at > 0 or start == 0 or text[start - 1] == "\n" for at in range(len(lines))]
     whole[-1] = whole[-1] and not rest.strip()
-    unit = _indent_unit(text)
     return newline.join(wrap_inserted_line(line, limit, unit, newline) if full else line for line, full in zip(lines, whole))
 
 

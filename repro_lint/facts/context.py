@@ -4,9 +4,9 @@ edits that fixes anchor at its nodes."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Hashable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
@@ -20,6 +20,8 @@ from repro_lint.facts.traversal import walk
 
 if TYPE_CHECKING:
     from repro_lint.core.settings import Settings
+
+_T = TypeVar("_T")
 
 
 @pickled_by_constructor
@@ -67,6 +69,14 @@ class FileContext:
         self.ancestors: list[cst.CSTNode] = []
         self.reports: list[PendingReport] = []
         self._argparse_seed: ArgparseSeed | None = None
+        self._once: dict[Hashable, object] = {}
+
+    def once(self, key: Hashable, compute: Callable[[], _T]) -> _T:
+        """`compute()`, worked out once per file under `key`: for what depends on the whole module
+        and is asked at each of many nodes (a long file may ask a thousand times)."""
+        if key not in self._once:
+            self._once[key] = compute()
+        return self._once[key]  # type: ignore[return-value]
 
     @property
     def argparse_seed(self) -> ArgparseSeed:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 from dataclasses import dataclass
+from functools import cache
 
 import libcst as cst
 
@@ -19,7 +20,7 @@ from repro_lint.facts.context import FileContext
 from repro_lint.facts.import_block import block_end, import_placement, merge_placements
 from repro_lint.facts.names import dotted_name
 from repro_lint.facts.positions import Positions
-from repro_lint.facts.seed_values import CONFIG_OBJECTS, PARSED_OBJECTS, binds, seeding_argument
+from repro_lint.facts.seed_values import CONFIG_OBJECTS, PARSED_OBJECTS, binds, given_seeds, seeding_argument
 from repro_lint.facts.traversal import walk
 
 FIX_MODULES = ("os", "random", "numpy", "torch")
@@ -173,10 +174,11 @@ def _existing_seed(context: FileContext, statements: list[cst.BaseStatement], li
     bound by one of those statements (or it is a number)."""
     above = [statement for statement in statements if positions.range(statement)[1].line < line]
 
-    def bound(expression: str) -> bool:
-        return any(binds(statement, expression.split(".")[0]) for statement in above)
+    @cache  # by name: a block may seed a thousand times from `args.seed`
+    def bound(root: str) -> bool:
+        return any(binds(statement, root) for statement in above)
 
-    return seeding_argument(context, [above], bound)
+    return seeding_argument([given_seeds(context, above)], lambda expression: bound(expression.split(".")[0]))
 
 
 def _first_line(statement: cst.BaseStatement, positions: Positions) -> int:
@@ -382,6 +384,10 @@ class SeedStatements:
     def moves(self, positions: Positions, text: str, newline: str) -> tuple[SeedMove, ...]:
         lines = text.split("\n")
         found = []
+        # By statement (by id: the tree outlives this), what it writes and its lines, worked out once:
+        # a block of many seeding statements looks back over the same ones for each.
+        written: dict[int, set[str]] = {}
+        spans: dict[int, tuple[int, int]] = {}
         for call, statement, block in self._found:
             index = next(i for i, candidate in enumerate(block) if candidate is statement)
             reads = _Reads()
@@ -389,11 +395,14 @@ class SeedStatements:
                 walk(arg.value, reads)
             before = []
             for earlier in reversed(block[:index]):
-                writes = _Writes()
-                walk(earlier, writes)
-                if writes.names & (reads.names | reads.attribute):
+                if id(earlier) not in written:
+                    writes = _Writes()
+                    walk(earlier, writes)
+                    written[id(earlier)] = writes.names
+                    spans[id(earlier)] = (_first_line(earlier, positions), positions.range(earlier)[1].line)
+                if written[id(earlier)] & (reads.names | reads.attribute):
                     break
-                before.append((_first_line(earlier, positions), positions.range(earlier)[1].line))
+                before.append(spans[id(earlier)])
             start, end = _first_line(statement, positions), positions.range(statement)[1].line
             if not before or end >= len(lines):
                 continue  # nothing it may move before, or the file's last line, with no line end to move

@@ -40,6 +40,10 @@ class ModuleIndex(cst.CSTVisitor):
         self._scope: dict[int, ScopeNode] = {}
         self._occurrences: dict[str, list[cst.CSTNode]] = defaultdict(list)
         self._attributes: dict[str, list[cst.Attribute]] = defaultdict(list)
+        # By name, then by the id of their scope (or of each class they are in): the occurrences
+        # binding it, in order. Worked out on the first ask: each read of a name asks, and a long
+        # module may read a name hundreds of times.
+        self._bindings: dict[tuple[str, bool], dict[int, list[cst.CSTNode]]] = {}
         self._stack: list[cst.CSTNode] = []
         self._scopes: list[ScopeNode] = []
         self._counter = 0
@@ -142,6 +146,19 @@ class ModuleIndex(cst.CSTVisitor):
         return self._attributes.get(attribute, [])
 
     # --- bindings ---------------------------------------------------------------------------
+
+    def bindings(self, dotted: str, scope: cst.CSTNode, in_class: bool = False) -> list[cst.CSTNode]:
+        """The occurrences binding `dotted` whose scope is `scope`, or, `in_class`, anywhere in the
+        class `scope` (`self.x = ...` in its methods), in the order they are written."""
+        grouped = self._bindings.get((dotted, in_class))
+        if grouped is None:
+            grouped = self._bindings[dotted, in_class] = {}
+            for node in self.occurrences(dotted):
+                if self.role(node) == "bind":
+                    holders = [ancestor for ancestor in self.ancestors(node) if type(ancestor) is cst.ClassDef] if in_class else [self.scope(node)]
+                    for holder in holders:
+                        grouped.setdefault(id(holder), []).append(node)
+        return grouped.get(id(scope), [])
 
     def role(self, node: cst.CSTNode) -> Role:
         """Whether an occurrence reads the name, binds it (assignment, loop or `with` target, parameter,
@@ -359,16 +376,12 @@ def _bindings_of(index: ModuleIndex, expr: cst.BaseExpression, dotted: str) -> l
     """The occurrences binding the name or `self.x` attribute `expr` reads (see `bound_values`)."""
     if is_self_attribute(index, expr, dotted):
         owner = owning_class(index, expr)
-        return [
-            node
-            for node in index.occurrences(dotted)
-            if owner is not None and index.contains(owner, node) and index.role(node) == "bind"
-        ]
+        return index.bindings(dotted, owner, in_class=True) if owner is not None else []
     if "." in dotted:
         return []
     scope: ScopeNode = index.scope(expr)
     while True:
-        bindings = [node for node in index.occurrences(dotted) if index.scope(node) is scope and index.role(node) == "bind"]
+        bindings = index.bindings(dotted, scope)
         if bindings or isinstance(scope, cst.Module):
             return bindings
         scope = index.scope(scope)

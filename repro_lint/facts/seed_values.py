@@ -9,7 +9,7 @@ UnboundLocalError (or NameError) where the fix puts it.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import libcst as cst
 
@@ -48,7 +48,7 @@ class SeedValues:
         if found is not None:
             return found, None
         module = self.context.module
-        if any(binds(statement, SEED_CONSTANT) for statement in module.body):
+        if self.context.once("binds SEED", lambda: any(binds(statement, SEED_CONSTANT) for statement in module.body)):
             return DEFAULT_SEED, None  # the name holds something else here (or is bound too late)
         newline = module.default_newline
         block = opening_block(module)
@@ -70,7 +70,13 @@ class SeedValues:
                 continue
             return f"{name}.seed"
         blocks = [scope.body.body for scope in reversed(self.context.scopes) if isinstance(scope, cst.FunctionDef) and isinstance(scope.body, cst.IndentedBlock)]
-        return seeding_argument(self.context, [*blocks, self.context.module.body], self._bound_root)
+        return seeding_argument(map(self._given_seeds, [*blocks, self.context.module.body]), self._bound_root)
+
+    def _given_seeds(self, block: Sequence[cst.BaseStatement]) -> list[tuple[str, bool]]:
+        # A body of the tree (a node's own tuple, alive as long as the tree), read once per file for
+        # the names it resolves in the scopes here: every fix asks.
+        key = ("given seeds", id(block), *map(id, self.context.scopes))
+        return self.context.once(key, lambda: given_seeds(self.context, block))
 
     def _bound_root(self, expression: str) -> bool:
         root = expression.split(".")[0]
@@ -81,35 +87,39 @@ class SeedValues:
         return owner is not None and bound_before(name, owner, self.context.ancestors)
 
 
-def seeding_argument(
-    context: FileContext, blocks: Sequence[Sequence[cst.BaseStatement]], usable: Callable[[str], bool]
-) -> str | None:
+def seeding_argument(seeds: Iterable[list[tuple[str, bool]]], usable: Callable[[str], bool]) -> str | None:
     """The seed the program already gives a global seeding call (`torch.manual_seed(opt.manualSeed)`,
-    `set_seed(0)`) that is a statement of one of `blocks`, so it runs whenever the block does: a
-    number, or a name or attribute `usable` says is bound where the fix goes. Reusing it keeps one
-    seed for the whole program."""
+    `set_seed(0)`) that is a statement of a block, so it runs whenever the block does: the first of
+    `seeds` (each block's `given_seeds`) that is a number, or a name or attribute `usable` says is
+    bound where the fix goes. Reusing it keeps one seed for the whole program."""
+    return next((seed for given in seeds for seed, number in given if number or usable(seed)), None)
+
+
+def given_seeds(context: FileContext, block: Sequence[cst.BaseStatement]) -> list[tuple[str, bool]]:
+    """The seeds the global seeding calls among `block`'s statements give, in order, each with
+    whether it is a number."""
     seeders = tables().seeders
     short = {name.rpartition(".")[2] for name in seeders}
     scopes = context.scopes or [context.module]  # after the traversal: names as the module binds them
-    for block in blocks:
-        for statement in block:
-            if not (isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[0], cst.Expr)):
-                continue
-            call = statement.body[0].value
-            if not isinstance(call, cst.Call) or not call.args or call.args[0].keyword is not None or call.args[0].star:
-                continue
-            name = dotted_name(call.func) or ""
-            if name.rpartition(".")[2] not in short or not context.resolver.resolve(call.func, scopes) & seeders.keys():
-                continue
-            value = call.args[0].value
-            if isinstance(value, cst.Integer):
-                return value.value
-            dotted = dotted_name(value)
-            if dotted is None or (dotted.split(".")[0] in PARSED_OBJECTS and context.argparse_seed.may_be_none):
-                continue
-            if usable(dotted):
-                return dotted
-    return None
+    found = []
+    for statement in block:
+        if not (isinstance(statement, cst.SimpleStatementLine) and isinstance(statement.body[0], cst.Expr)):
+            continue
+        call = statement.body[0].value
+        if not isinstance(call, cst.Call) or not call.args or call.args[0].keyword is not None or call.args[0].star:
+            continue
+        name = dotted_name(call.func) or ""
+        if name.rpartition(".")[2] not in short or not context.resolver.resolve(call.func, scopes) & seeders.keys():
+            continue
+        value = call.args[0].value
+        if isinstance(value, cst.Integer):
+            found.append((value.value, True))
+            continue
+        dotted = dotted_name(value)
+        if dotted is None or (dotted.split(".")[0] in PARSED_OBJECTS and context.argparse_seed.may_be_none):
+            continue
+        found.append((dotted, False))
+    return found
 
 
 def bound_before(name: str, owner: ScopeNode, path: Sequence[cst.CSTNode]) -> bool:

@@ -11,7 +11,7 @@ import libcst as cst
 from repro_lint.core.findings import Applicability, Edit, Finding, Fix, FixAvailability
 from repro_lint.core.message_text import elide, place
 from repro_lint.core.source import Position
-from repro_lint.facts.context import NodeEdit, PendingFix, replace_node
+from repro_lint.facts.context import FileContext, NodeEdit, PendingFix, replace_node
 from repro_lint.facts.edits import argument, is_literally_false, keyword, literal, off_unless_passed, without_argument
 from repro_lint.facts.module_facts import ModuleFacts
 from repro_lint.program.declared import CUBLAS_REQUIRED_BEFORE
@@ -31,6 +31,11 @@ LIGHTNING_TRAINERS = frozenset({
 })  # fmt: skip
 _WARN_CAPABLE = LIGHTNING_TRAINERS | {"torch.use_deterministic_algorithms", "torch.set_deterministic_debug_mode"}
 _WARN_CAPABLE_SHORT = frozenset(name.rpartition(".")[2] for name in _WARN_CAPABLE)
+# `saved = torch.backends.cudnn.benchmark` (or `saved: bool = ...`): what follows the holder's name.
+_SAVING = r"\s*(?::[^=\n]+)?=\s*[\w.]*\bbenchmark\b(?!\s*\()"
+_DOTTED = re.compile(r"[\w.]+")
+# Every dotted name followed by it, overlapping ones too (the lookahead consumes nothing).
+_SAVED_IN = re.compile(rf"(?=(?<![\w.])([\w.]+){_SAVING})")
 
 
 @register
@@ -43,6 +48,14 @@ class CudnnBenchmarkEnabled(Rule):
     fix_availability = FixAvailability.ALWAYS
     required_text = ("benchmark",)
     training_only = True
+
+    def __init__(self, context: FileContext) -> None:
+        super().__init__(context)
+        # By region: its code and the names it saves the flag in, worked out once. A module that
+        # sets the flag in many places would otherwise have its whole code generated and searched
+        # again for each, in time quadratic in its length.
+        self._codes: dict[int, str] = {}
+        self._saved: dict[int, frozenset[str]] = {}
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
@@ -78,8 +91,13 @@ class CudnnBenchmarkEnabled(Rule):
         scopes = [scope for scope in self.context.scopes if isinstance(scope, (cst.FunctionDef, cst.ClassDef))]
         owner = next((scope for scope in reversed(scopes) if isinstance(scope, cst.ClassDef)), None) if name.startswith("self.") else None
         region = owner or (scopes[-1] if scopes else self.context.module)
-        saved = rf"(?<![\w.]){re.escape(name)}\s*(?::[^=\n]+)?=\s*[\w.]*\bbenchmark\b(?!\s*\()"
-        return re.search(saved, self.context.code_for(region)) is not None
+        if id(region) not in self._codes:
+            code = self._codes[id(region)] = self.context.code_for(region)
+            self._saved[id(region)] = frozenset(match[1] for match in _SAVED_IN.finditer(code))
+        if _DOTTED.fullmatch(name):
+            return name in self._saved[id(region)]
+        # A holder written otherwise (`state[0].saved`, rare) is searched for as written.
+        return re.search(rf"(?<![\w.]){re.escape(name)}{_SAVING}", self._codes[id(region)]) is not None
 
     def _passes_callers_choice(self, value: cst.BaseExpression) -> bool:
         """`cudnn.benchmark = benchmark` with `benchmark` a parameter that is not on by default: library

@@ -176,6 +176,8 @@ class NondeterministicSeedValue(Rule):
         super().__init__(context)
         # A bad value is reported once, at the first seeding call that takes it (catalog, REP104).
         self._reported: set[int] = set()
+        # By scope: the values assigned to each name there, found in one walk of its body.
+        self._assigned: dict[int, dict[str, list[cst.BaseExpression]]] = {}
 
     def visit_Call(self, node: cst.Call) -> None:
         data = tables()
@@ -227,7 +229,10 @@ class NondeterministicSeedValue(Rule):
         if assigned_to is not None:
             # One step of data flow: `seed = int(time.time()); torch.manual_seed(seed)`, or
             # `opt.manualSeed = random.randint(1, 10000)` when no seed was given.
-            for assigned in _assignments(self.context.scopes[-1], assigned_to):
+            scope = self.context.scopes[-1]
+            if id(scope) not in self._assigned:
+                self._assigned[id(scope)] = _assignments(scope)
+            for assigned in self._assigned[id(scope)].get(assigned_to, ()):
                 walk(assigned, finder)
                 if finder.found is not None:
                     return (*finder.found, assigned)
@@ -276,27 +281,27 @@ class _SeedingCalls(cst.CSTVisitor):
 
 
 class _Assignments(cst.CSTVisitor):
-    """Values assigned to a name or attribute chain (`seed`, `opt.manualSeed`)."""
+    """Values assigned to each name or attribute chain (`seed`, `opt.manualSeed`)."""
 
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.values: list[cst.BaseExpression] = []
+    def __init__(self) -> None:
+        self.values: dict[str, list[cst.BaseExpression]] = {}
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if any(dotted_name(target.target) == self.name for target in node.targets):
-            self.values.append(node.value)
+        for name in dict.fromkeys(dotted_name(target.target) for target in node.targets):
+            if name is not None:
+                self.values.setdefault(name, []).append(node.value)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         return False
 
 
-def _assignments(scope: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
-    """Values assigned to `name` in `scope` (not in nested functions)."""
+def _assignments(scope: cst.CSTNode) -> dict[str, list[cst.BaseExpression]]:
+    """Values assigned to each name in `scope` (not in nested functions), in order."""
     if isinstance(scope, cst.FunctionDef):
         statements = scope.body.body if isinstance(scope.body, cst.IndentedBlock) else []
     else:
         statements = scope.body if isinstance(scope, cst.Module) else []
-    visitor = _Assignments(name)
+    visitor = _Assignments()
     for statement in statements:
         walk(statement, visitor)
     return visitor.values
