@@ -1,3 +1,3 @@
-from repro_lint.cli import main
+from repro_lint.cli import run
 
-main()
+run()

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable, Collection, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, TextIO, TypeVar
+from typing import Any, NoReturn, TextIO, TypeVar
 
 import click
 
@@ -90,6 +90,37 @@ class _Commands(click.Group):
 @click.version_option(package_name="repro-lint")
 def main() -> None:
     """Find and fix the hidden randomness that makes PyTorch training runs irreproducible."""
+
+
+def run() -> NoReturn:
+    """The `repro-lint` console command: `main`, then an exit that leaves the heap as it is. A run on
+    a large project ends holding every module's facts (about 300 MB on transformers), and Python
+    frees them object by object when it exits: a second of a six-second pre-commit run there, which
+    the operating system does at once. mypy ends its runs the same way (`mypy.util.hard_exit`).
+    Nothing is left to do by then: reports are printed or written, fixed files are replaced
+    atomically, and the worker pools are shut down."""
+    try:
+        main()
+    except SystemExit as stop:
+        status = _status(stop.code)
+    else:
+        status = EXIT_OK
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe (`repro-lint check | head`): nothing more to say
+            pass
+    os._exit(status)
+
+
+def _status(code: object) -> int:
+    """The exit status Python gives `sys.exit(code)`, printing a message given instead of a number."""
+    if code is None:
+        return EXIT_OK
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)
+    return 1
 
 
 def _emit(report: str, output_file: Path | None, summary: str | None, err: bool = False, color: bool = False) -> None:

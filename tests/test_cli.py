@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import SEEDED_PROGRAM_WITH_TWO_FINDINGS
 
-from repro_lint.cli import main
+from repro_lint.cli import _status, main
 
 BAD = SEEDED_PROGRAM_WITH_TWO_FINDINGS
 
@@ -172,9 +172,9 @@ def test_rules_and_explain():
 
 def test_static_check_never_imports_torch(repo):
     probe = (
-        "import sys, runpy\n"
-        "sys.argv = ['repro-lint', 'check', '--exit-zero', '.']\n"
-        "try:\n    runpy.run_module('repro_lint', run_name='__main__')\n"
+        "import sys\n"
+        "from repro_lint.cli import main\n"
+        "try:\n    main(['check', '--exit-zero', '.'])\n"
         "except SystemExit:\n    pass\n"
         "assert 'torch' not in sys.modules, 'torch was imported'\n"
         "print('torch-free')\n"
@@ -208,3 +208,31 @@ def test_folder_without_project_markers_is_one_project(tmp_path):
     )
     result = run("check", "--select", "REP301", str(tmp_path), cwd=tmp_path.parent)
     assert "REP301" in result.stdout
+
+
+def test_the_command_exits_with_its_status_and_all_its_output(repo):
+    # `python -m repro_lint` ends with `run`'s exit, which skips freeing the heap: what was printed
+    # must still all arrive, with the status the command chose.
+    (repo / "more.py").write_text("import torch\n" + "torch.backends.cudnn.benchmark = True\n" * 3000)
+    result = run("check", "--output-format", "json", ".", cwd=repo)
+    assert result.returncode == 1, result.stderr
+    assert len(json.loads(result.stdout)) == 3002
+    assert run("check", "--select", "REP999", ".", cwd=repo).returncode == 2
+
+
+def test_a_reader_that_stops_early_gets_no_traceback(repo):
+    (repo / "more.py").write_text("import torch\n" + "torch.backends.cudnn.benchmark = True\n" * 3000)
+    command = subprocess.Popen(
+        [sys.executable, "-m", "repro_lint", "check", "."], cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert command.stdout is not None and command.stderr is not None
+    assert command.stdout.read(10)
+    command.stdout.close()  # the output is larger than a pipe's buffer: its next writes fail
+    assert command.wait(timeout=120) != 0
+    assert b"Traceback" not in command.stderr.read()
+
+
+@pytest.mark.parametrize("code, status, message", [(None, 0, ""), (2, 2, ""), ("stopped", 1, "stopped\n")])
+def test_exit_status_of_an_exit_request(code, status, message, capsys):
+    assert _status(code) == status
+    assert capsys.readouterr().err == message
