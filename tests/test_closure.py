@@ -166,3 +166,33 @@ def test_each_shipped_example_alone_has_the_audits_findings(tmp_path, monkeypatc
     shutil.copytree(ROOT / "examples", tmp_path / "examples")
     (tmp_path / "pyproject.toml").write_text("")
     _audit_and_alone(tmp_path, Settings(), monkeypatch)
+
+
+def test_after_an_audit_a_run_on_one_file_scans_only_what_changed(project, monkeypatch) -> None:
+    import repro_lint.engine.closure as closure
+
+    root = project(FILES)
+    monkeypatch.chdir(root)
+    settings = Settings()
+    lint_paths([Path(".")], settings, use_cache=True)
+    scanned: list[str] = []
+    scan = closure._scan
+    monkeypatch.setattr(closure, "_scan", lambda text, module, names: scanned.append(module.display) or scan(text, module, names))
+
+    def commit(number: int) -> list[str]:
+        # A function added and called: the audit's record cannot answer, the closure is needed.
+        with open("lib/rng.py", "a") as stream:
+            stream.write(f"\n\ndef added_{number}():\n    pass\n\n\nadded_{number}()\n")
+        scanned.clear()
+        found = lint_paths([Path("lib/rng.py")], settings, use_cache=True).findings
+        read = sorted(scanned)
+        assert found == lint_paths([Path("lib/rng.py")], settings).findings
+        return read
+
+    python = sorted(name for name in FILES if name.endswith(".py"))
+    assert commit(1) == python  # the first run after the audit scans every file, and keeps what it found
+    assert commit(2) == ["lib/rng.py"]
+    # A module added changes what names denote: every file is scanned again.
+    Path("lib/extra.py").write_text("")
+    assert commit(3) == sorted([*python, "lib/extra.py"])
+    assert commit(4) == ["lib/rng.py"]

@@ -56,11 +56,7 @@ class AnalysisCache:
 
     def load(self, display: str, identity: str, text_digest: bytes) -> FileAnalysis | None:
         """The analysis of the text whose SHA-256 is `text_digest`, analysed under this name."""
-        try:
-            with self._path(display, identity, text_digest).open("rb") as stream:
-                found = pickle.load(stream)
-        except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, IndexError, TypeError, ValueError):
-            return None  # missing, truncated or from an incompatible build: analysed again
+        found = _loaded(self._path(display, identity, text_digest))
         return found if isinstance(found, FileAnalysis) else None
 
     def store(self, display: str, identity: str, text_digest: bytes, analysis: FileAnalysis) -> None:
@@ -159,12 +155,43 @@ class LastRun:
 
 def _load_record(path: Path) -> tuple[str, RecordedRun] | None:
     """A run's record and the build and settings it was made with."""
-    try:
-        with path.open("rb") as stream:
-            build, recorded = pickle.load(stream)
-    except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, IndexError, TypeError, ValueError):
-        return None
-    return (build, recorded) if isinstance(build, str) and isinstance(recorded, RecordedRun) else None
+    match _loaded(path):
+        case (str() as build, RecordedRun() as recorded):
+            return build, recorded
+    return None
+
+
+class ScannedReferences:
+    """Per file, by its text's hash, the project modules its text may refer to, as the scan of a run
+    on some files finds them (closure.py), with the module names they were matched against: after
+    an audit, a run on the files of each commit reads no other file for them (on transformers, 1 s
+    a run, reading and scanning 2,883 files)."""
+
+    def __init__(self, root: Path, universe: Iterable[str]) -> None:
+        self.folder = root / CACHE_FOLDER
+        self.path = self.folder / "references.pickle"
+        key = hashlib.sha256(_tool_build().encode())
+        for name in sorted(universe):
+            key.update(f"\0{name}".encode())
+        self._key = key.hexdigest()
+        match _loaded(self.path):
+            case (self._key, dict() as entries):
+                self._entries: dict[str, tuple[bytes, frozenset[str]]] = entries
+            case _:
+                self._entries = {}
+        self._added = False
+
+    def get(self, display: str, text_digest: bytes) -> frozenset[str] | None:
+        entry = self._entries.get(display)
+        return entry[1] if entry is not None and entry[0] == text_digest else None
+
+    def add(self, display: str, text_digest: bytes, references: frozenset[str]) -> None:
+        self._entries[display] = (text_digest, references)
+        self._added = True
+
+    def store(self) -> None:
+        if self._added:
+            _store(self.folder, self.path, (self._key, self._entries))
 
 
 # An entry that no record names yet may belong to a run still going on: an audit stores each file's
@@ -186,6 +213,15 @@ def prune(folder: Path) -> None:
                 entry.unlink()
         except OSError:
             pass  # removed by another run, or a read-only cache
+
+
+def _loaded(path: Path) -> object:
+    """What the cache file holds; None where it is missing, truncated or from an incompatible build."""
+    try:
+        with path.open("rb") as stream:
+            return pickle.load(stream)
+    except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, IndexError, TypeError, ValueError):
+        return None
 
 
 def _stat(path: Path | None) -> os.stat_result | None:

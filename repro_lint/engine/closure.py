@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 
 from repro_lint.core.graphs import closure
 from repro_lint.core.imports import absolute_module
 from repro_lint.core.source import UnreadableSource, decode
+from repro_lint.engine.cache import ScannedReferences
 from repro_lint.engine.discovery import SCANNED_SUFFIXES
-from repro_lint.engine.modules import Project, SourceModule
+from repro_lint.engine.modules import Project, SourceModule, text_digest
 from repro_lint.program.module_names import ModuleNames
 
 _CONTINUED = re.compile(r"\\\r?\n")
@@ -40,20 +42,25 @@ _SPACE = re.compile(r"\s+")
 _ALWAYS = ("builtins",)
 
 
-def needed(project: Project) -> Project:
+def needed(project: Project, cache_root: Path | None = None) -> Project:
     """`project` with only the modules its reported files' programs need; itself where at least
     half its Python modules are reported (an audit, maybe of a folder holding nested projects): the
-    scan would save little there, and the whole project's record then answers its next run."""
+    scan would save little there, and the whole project's record then answers its next run. With
+    `cache_root`, the references of files whose texts' hashes are known come from the cache there,
+    and are kept there."""
     python = [module for module in project.modules if not module.display.endswith(SCANNED_SUFFIXES)]
     if 2 * sum(module.report for module in python) >= len(python):
         return project
     names = ModuleNames(module.identity.name for module in python)
+    scanned = ScannedReferences(cache_root, names.modules) if cache_root is not None else None
     refers: dict[str, set[str]] = {module.identity.name: set() for module in python}
     try:
         for module in python:
-            refers[module.identity.name] |= references(_text(module), module.identity.name, module.identity.is_package, names)
+            refers[module.identity.name] |= _references(module, names, scanned)
     except Exception:  # a bug of the scan must not cost the run: the whole project gives the same findings
         return project
+    if scanned is not None:
+        scanned.store()
     importers: dict[str, set[str]] = {}
     for module, referred in refers.items():
         for other in referred:
@@ -62,6 +69,27 @@ def needed(project: Project) -> Project:
     kept = closure(ancestors, refers)
     modules = [module for module in project.modules if module.report or module.identity.name in kept or module.display.endswith(SCANNED_SUFFIXES)]
     return Project(project.root, modules, universe=names.modules)
+
+
+def _references(module: SourceModule, names: ModuleNames, scanned: ScannedReferences | None) -> frozenset[str]:
+    """The modules `module` may refer to: from `scanned` where its text was seen (by its hash, which
+    the last run's record may know without reading the file)."""
+    if scanned is None or module.overridden:
+        return _scan(_text(module), module, names)
+    text = None
+    if (digest := module.known_digest) is None:
+        text = _text(module)
+        digest = text_digest(text)
+        module.assume_digest(digest)  # the file is not read again for the cache's look-up
+    found = scanned.get(module.display, digest)
+    if found is None:
+        found = _scan(_text(module) if text is None else text, module, names)
+        scanned.add(module.display, digest, found)
+    return found
+
+
+def _scan(text: str, module: SourceModule, names: ModuleNames) -> frozenset[str]:
+    return frozenset(references(text, module.identity.name, module.identity.is_package, names))
 
 
 def references(text: str, module: str, is_package: bool, names: ModuleNames) -> set[str]:

@@ -124,7 +124,7 @@ class Engine:
             # files; else only the modules their programs need are read, and their own record tried.
             project = whole
             answer, last_run = self._answer(project)
-            if answer is None and (project := needed(whole)) is not whole:
+            if answer is None and (project := needed(whole, whole.root if self.use_cache else None)) is not whole:
                 answer, last_run = self._answer(project)
             if answer is None:
                 pending.append((project, last_run))
@@ -142,7 +142,13 @@ class Engine:
         recorded = last_run.load() if last_run is not None else None
         if last_run is None or recorded is None:
             return None, last_run
-        answer = self._from_last_run(project, last_run, recorded)
+        # Known also where the record does not answer: the scan of a run on some files, and the
+        # cache's look-ups, then read no file the record knows unchanged.
+        known = last_run.known_digests(recorded)
+        for module, digest in zip(project.modules, known):
+            if digest is not None:
+                module.assume_digest(digest)
+        answer = self._from_last_run(project, last_run, recorded, known)
         if answer is not None:
             self.programs.extend(_current(recorded.programs, project))
         return answer, last_run
@@ -154,7 +160,7 @@ class Engine:
         writable = not any(module.overridden for module in project.modules)
         return LastRun(project.root, f"{self.settings!r}:{self.honour_noqa}", files, writable)
 
-    def _from_last_run(self, project: Project, last_run: LastRun, recorded: RecordedRun) -> list[Finding] | None:
+    def _from_last_run(self, project: Project, last_run: LastRun, recorded: RecordedRun, known: list[bytes | None]) -> list[Finding] | None:
         """The findings the last run's record gives, where the project has the same files, the
         declarations that decided them (read again from the entries' folders) are unchanged, and the
         changed files, analysed again, kept their facts: the project pass would then give what it gave.
@@ -172,10 +178,6 @@ class Engine:
         if not all(files[module.display].identity in identities(module) for module in project.modules):
             return None  # a file reported now that the record read only for its facts
         same_files = not beyond and all(files[module.display].identity == cache_identity(module) for module in project.modules)
-        known = last_run.known_digests(recorded)
-        for module, digest in zip(project.modules, known):
-            if digest is not None:
-                module.assume_digest(digest)
         changed = [module for module in project.modules if files[module.display].digest != module.digest]
         if recorded.entries is not None and self._declared(project, recorded.entries) != recorded.declared:
             return None

@@ -72,17 +72,24 @@ class SourceModule:
         text is packed then: hashing every file of a project for the last run's record must not hold
         them all whole."""
         if self._digest is None:
-            self._digest = hashlib.sha256(encoded(self.text)).digest()
+            self._digest = text_digest(self.text)
             self.pack()
         return self._digest
 
     @property
     def unread_but_known(self) -> bool:
-        """The file was not read, and its text's hash is known from the last run's record."""
+        """The file's text is not held, and its hash is known (from the last run's record, or from
+        the scan of a run on some files, which read it and let it go)."""
         return self._digest is not None and self._text is None and self._packed is None
 
+    @property
+    def known_digest(self) -> bytes | None:
+        """The text's hash where it is known already (computed, or known from the last run's record)."""
+        return self._digest
+
     def assume_digest(self, digest: bytes) -> None:
-        """The text's hash, known without reading it (the file's times are those the last run saw)."""
+        """The text's hash, known without holding the text: the file's times are those the last run
+        saw, or the text was read and hashed, and not kept."""
         if self._text is None and self._packed is None:
             self._digest = digest
 
@@ -138,6 +145,11 @@ class SourceModule:
         self._notebook = cells
         self._text = cells.code if cells is not None else text
         return self._text
+
+
+def text_digest(text: str) -> bytes:
+    """The hash a module's text is known by in the caches."""
+    return hashlib.sha256(encoded(text)).digest()
 
 
 @dataclass
