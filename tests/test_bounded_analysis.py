@@ -282,6 +282,18 @@ def test_reads_of_a_name_find_its_bindings_without_reading_every_occurrence(monk
     assert len(roles) < 10 * repeats
 
 
+def test_each_occurrence_s_role_is_worked_out_once(monkeypatch):
+    from conftest import lint
+
+    from repro_lint.facts.module_index import ModuleIndex
+
+    worked_out = _calls(monkeypatch, ModuleIndex, "_role")
+    repeats = 300
+    # REP106 asks, for each `hash(name)`, what `name` is bound to in its scope.
+    assert lint("import torch\n" + "h = hash(name)\n" * repeats, "REP106") == []
+    assert len(worked_out) <= 2 * repeats  # the occurrences of `h` and `name`
+
+
 def test_a_module_seeding_many_generators_from_one_name_walks_its_assignments_once(monkeypatch):
     from conftest import lint
 

@@ -44,6 +44,7 @@ class ModuleIndex(cst.CSTVisitor):
         # binding it, in order. Worked out on the first ask: each read of a name asks, and a long
         # module may read a name hundreds of times.
         self._bindings: dict[tuple[str, bool], dict[int, list[cst.CSTNode]]] = {}
+        self._roles: dict[int, Role] = {}
         self._stack: list[cst.CSTNode] = []
         self._scopes: list[ScopeNode] = []
         self._counter = 0
@@ -162,7 +163,14 @@ class ModuleIndex(cst.CSTVisitor):
 
     def role(self, node: cst.CSTNode) -> Role:
         """Whether an occurrence reads the name, binds it (assignment, loop or `with` target, parameter,
-        `del`), or updates it in place (`x += ...`)."""
+        `del`), or updates it in place (`x += ...`). Kept: rules ask of every occurrence of a name
+        at each of its reads."""
+        role = self._roles.get(id(node))
+        if role is None:
+            role = self._roles[id(node)] = self._role(node)
+        return role
+
+    def _role(self, node: cst.CSTNode) -> Role:
         child = node
         for parent in self.ancestors(node):
             if isinstance(parent, _TARGET_WRAPPERS):

@@ -153,11 +153,7 @@ def _text_kind(context: FileContext, node: cst.BaseExpression, data: dict[str, l
         if dotted is not None and isinstance(node, cst.Name):
             index = index_for(context)
             scope = index.scope(node)
-            values = [
-                index.assigned_value(occurrence)
-                for occurrence in index.occurrences(dotted)
-                if index.scope(occurrence) is scope and index.role(occurrence) == "bind"
-            ]
+            values = [index.assigned_value(occurrence) for occurrence in index.bindings(dotted, scope)]
             kinds = {_text_kind(context, value[0], data, depth + 1) for value in values if value and value[1] is None}
             if kinds & {"str", "bytes"} and None not in kinds:
                 return "bytes" if kinds == {"bytes"} else "str"
