@@ -9,6 +9,7 @@ more than `max_rss_mb` (polled), the whole process group is killed and the resul
 from __future__ import annotations
 
 import os
+import select
 import signal
 import subprocess
 import time
@@ -56,6 +57,9 @@ def measure(
     start = time.perf_counter()
     # A session of its own, so the command and its workers can be killed together.
     process = subprocess.Popen(command, cwd=cwd, stdout=stdout, stderr=stderr, start_new_session=True)
+    # Readable once the command has ended: waiting on it between polls ends the wait then, so the
+    # wall time is not rounded up to the next poll.
+    ended = os.pidfd_open(process.pid)
     killed = None
     while True:
         # wait4 gives the rusage of this command alone, whatever ran before in this process.
@@ -68,8 +72,9 @@ def measure(
             killed = "memory"
         if killed is not None:
             os.killpg(process.pid, signal.SIGKILL)
-        time.sleep(_POLL_S)
+        select.select([ended], [], [], _POLL_S)
     seconds = time.perf_counter() - start
+    os.close(ended)
     process.returncode = os.waitstatus_to_exitcode(status)
     try:  # workers the command left behind
         os.killpg(process.pid, signal.SIGKILL)
