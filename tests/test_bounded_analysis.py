@@ -323,3 +323,21 @@ def test_fixes_of_a_long_module_read_its_indentation_and_top_level_bindings_once
     assert 1 <= len(readings) <= 3
     # A few statements read per fix (to find the constant bound before it), not the whole module.
     assert len(binds) < 20 * repeats
+
+
+def test_loaders_in_many_methods_follow_an_attribute_bound_many_times_once(monkeypatch):
+    from repro_lint.facts.module_index import ModuleIndex
+
+    asked = _calls(monkeypatch, ModuleIndex, "never_runs")
+    repeats = 150
+    code = (
+        "from torch.utils.data import DataLoader\nfrom torchvision.datasets import MNIST\n"
+        "class Trainer:\n    def __init__(self):\n"
+        + "        self.ds = MNIST('data')\n" * repeats
+        + "".join(f"    def loader_{n}(self):\n        return DataLoader(self.ds, shuffle=True, num_workers=2)\n" for n in range(repeats))
+    )
+    analysis = analyze(code, "train.py", ModuleIdentity.from_relative_path("train.py"), [], Settings())
+    assert analysis.facts is not None and analysis.facts.datasets is not None
+    assert len(analysis.facts.datasets.loaders) == repeats
+    # Each binding of `self.ds` is looked at once, not once for each loader.
+    assert len(asked) < 5 * repeats

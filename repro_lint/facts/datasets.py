@@ -46,7 +46,7 @@ from repro_lint.facts.dataset_records import (
     WorkerFunctionPoint,
 )
 from repro_lint.facts.edits import argument, has_star_args, with_keyword
-from repro_lint.facts.module_index import ModuleIndex, bound_values, code_in_place, index_for, scope_chain
+from repro_lint.facts.module_index import ModuleIndex, bound_values, code_in_place, index_for, scope_chain, values_key
 from repro_lint.facts.names import ScopeNode, dotted_name, is_main_guard
 from repro_lint.facts.positions import Positions
 from repro_lint.facts.traversal import OwnScopeVisitor, walk
@@ -75,6 +75,9 @@ class _Collector:
         self.lines = LineIndex(context.source)
         self._index: ModuleIndex | None = None
         self._function: WorkerFunctionPoint | None = None
+        # `_refs` of names and `self.x` attributes, by `values_key`: loaders in many methods may
+        # take one attribute bound in many places.
+        self._refs_of: dict[tuple[str, int], list[DatasetRef]] = {}
         self.module_generators = self._module_generators()
 
     @property
@@ -232,7 +235,10 @@ class _Collector:
     def _refs(self, expr: cst.BaseExpression, scopes: list[ScopeNode]) -> list[DatasetRef]:
         """What `expr` (written in `scopes`) may be built by, through variables, attributes, and
         wrappers such as Subset, however many (each wrapper call once: `ds = Subset(ds, idx)` wraps
-        itself)."""
+        itself). Not to be changed: a name's refs are given to each of its reads alike."""
+        key = values_key(self.index, expr)
+        if key is not None and key in self._refs_of:
+            return self._refs_of[key]
         found: list[DatasetRef] = []
         unwrapped: set[int] = set()
         # A stack of what is found and what is left to follow, in reverse: refs come out in the
@@ -244,7 +250,10 @@ class _Collector:
                 found.append(item)
             else:
                 pending.extend(reversed(self._ref_steps(*item, unwrapped)))
-        return list(dict.fromkeys(found))
+        refs = list(dict.fromkeys(found))
+        if key is not None:
+            self._refs_of[key] = refs
+        return refs
 
     def _ref_steps(
         self, expr: cst.BaseExpression, scopes: list[ScopeNode], fixable: bool, unwrapped: set[int]

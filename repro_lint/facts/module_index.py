@@ -45,6 +45,9 @@ class ModuleIndex(cst.CSTVisitor):
         # module may read a name hundreds of times.
         self._bindings: dict[tuple[str, bool], dict[int, list[cst.CSTNode]]] = {}
         self._roles: dict[int, Role] = {}
+        # `bound_values` of names and `self.x` attributes, by `values_key`: a long method may read
+        # one attribute rebound hundreds of times in hundreds of places.
+        self._values: dict[tuple[str, int], list[tuple[cst.BaseExpression, int | None]]] = {}
         self._stack: list[cst.CSTNode] = []
         self._scopes: list[ScopeNode] = []
         self._counter = 0
@@ -347,7 +350,12 @@ def bound_values(index: ModuleIndex, expr: cst.BaseExpression) -> list[tuple[cst
     that binds it (but in a branch that never runs); `self.x` for every value assigned to it in any
     method of its class; `a if c else b` and `a or b` for both sides. A name bound by a parameter or
     loop stands for nothing known. Chains of assignments are followed to their end, each assignment
-    once (`x = x if c else x` repeated would otherwise double the work at every line)."""
+    once (`x = x if c else x` repeated would otherwise double the work at every line). The same
+    list is given to every read of the same name in the same scope (of `self.x` in the same class):
+    it is not to be changed."""
+    key = values_key(index, expr)
+    if key is not None and key in index._values:
+        return index._values[key]
     found: list[tuple[cst.BaseExpression, int | None]] = []
     followed: set[int] = set()
     pending = [expr]  # a stack, in reverse: values come out in the order they are written
@@ -377,7 +385,22 @@ def bound_values(index: ModuleIndex, expr: cst.BaseExpression) -> list[tuple[cst
             else:
                 found.append((value, position))
         pending.extend(reversed(values))
+    if key is not None:
+        index._values[key] = found
     return found
+
+
+def values_key(index: ModuleIndex, expr: cst.BaseExpression) -> tuple[str, int] | None:
+    """What `bound_values` of a name or `self.x` attribute depends on: the dotted name, and where
+    its bindings are looked for (the scope it is read in; the class, for `self.x`). None for other
+    expressions."""
+    dotted = dotted_name(expr) if isinstance(expr, (cst.Name, cst.Attribute)) else None
+    if dotted is None:
+        return None
+    if is_self_attribute(index, expr, dotted):
+        owner = owning_class(index, expr)
+        return (dotted, id(owner)) if owner is not None else None
+    return (dotted, id(index.scope(expr))) if "." not in dotted else None
 
 
 def _bindings_of(index: ModuleIndex, expr: cst.BaseExpression, dotted: str) -> list[cst.CSTNode]:
