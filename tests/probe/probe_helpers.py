@@ -72,6 +72,21 @@ def torch_fixture():
     t.set_num_threads(saved["threads"])
 
 
+@pytest.fixture(name="cpu_machine")
+def cpu_machine_fixture(monkeypatch):
+    """torch as on a machine without a GPU, for the tests of that case run where there is one."""
+    import torch as torch_module
+
+    monkeypatch.setattr(torch_module.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(torch_module.cuda, "is_initialized", lambda: False)
+    monkeypatch.setattr(torch_module.cuda, "device_count", lambda: 0)
+    return torch_module
+
+
+# A child interpreter that sees no GPU, for the tests of that case run where there is one.
+CPU_ONLY = {"CUDA_VISIBLE_DEVICES": ""}
+
+
 @pytest.fixture(name="cli")
 def cli_fixture():
     """Invoke the `probe` click group in this process."""

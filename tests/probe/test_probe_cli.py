@@ -6,7 +6,14 @@ import json
 import textwrap
 
 import pytest
-from probe_helpers import JUDGED_ENV, cli_fixture, needs_torch, torch_fixture, validate  # noqa: F401 (fixtures)
+from probe_helpers import (  # noqa: F401 (fixtures)
+    JUDGED_ENV,
+    cli_fixture,
+    cpu_machine_fixture,
+    needs_torch,
+    torch_fixture,
+    validate,
+)
 
 from repro_lint.probe import check
 from repro_lint.probe.report import format_table, write_json_atomic
@@ -223,7 +230,7 @@ def test_json_file_is_written_atomically(tmp_path):
 # ------------------------------------------------------------------------ probe run
 
 
-def test_run_snapshots_settings_flipped_inside_a_helper(cli, torch, tmp_path):
+def test_run_snapshots_settings_flipped_inside_a_helper(cli, torch, cpu_machine, tmp_path):
     script = write(tmp_path, "train.py", HELPER_SCRIPT)
     out = tmp_path / "run.json"
     result = cli("run", "--json", str(out), "--", script, "3")

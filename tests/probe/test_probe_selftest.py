@@ -6,7 +6,7 @@ import json
 import sys
 
 import pytest
-from probe_helpers import cli_fixture, needs_torch, torch_fixture  # noqa: F401 (fixtures)
+from probe_helpers import cli_fixture, cpu_machine_fixture, needs_torch, torch_fixture  # noqa: F401 (fixtures)
 
 from repro_lint.probe.evaluate import Context
 from repro_lint.probe.report import OpResult, SelfTest
@@ -78,7 +78,7 @@ def test_nondeterminism_under_strict_mode_is_a_failure():
     assert refused.status == "pass" and refused.deterministic is None
 
 
-def test_cuda_selftest_without_cuda_cannot_evaluate(cli):
+def test_cuda_selftest_without_cuda_cannot_evaluate(cli, cpu_machine):
     result = cli("env", "--selftest", "cuda", "--json")
     assert result.exit_code == 3
     doc = json.loads(result.stdout)

@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 
 import pytest
-from probe_helpers import (
+from probe_helpers import (  # noqa: F401 (fixtures)
+    CPU_ONLY,
+    child_env,
+    cpu_machine_fixture,
     needs_torch,
     run_python,
-    torch_fixture,  # noqa: F401 (fixtures)
+    torch_fixture,
 )
 
 from repro_lint.probe import ProbeFailure, check
@@ -52,7 +55,7 @@ def test_fill_uninitialized_memory(torch):
     assert settings_of(check())["fill_uninitialized_memory"]["status"] == "pass"
 
 
-def test_cuda_only_settings_are_na_on_cpu_with_their_gpu_verdict(torch):
+def test_cuda_only_settings_are_na_on_cpu_with_their_gpu_verdict(torch, cpu_machine):
     torch.use_deterministic_algorithms(False)
     torch.backends.cudnn.benchmark = True
     torch.backends.cudnn.deterministic = False
@@ -72,7 +75,7 @@ def test_cuda_only_settings_are_na_on_cpu_with_their_gpu_verdict(torch):
     assert "effective" in rows["cudnn.deterministic"]["why"]
 
 
-def test_sdpa_backends_need_strict_deterministic_mode(torch):
+def test_sdpa_backends_need_strict_deterministic_mode(torch, cpu_machine):
     torch.use_deterministic_algorithms(True, warn_only=True)
     torch.backends.cuda.enable_flash_sdp(True)
     rows = settings_of(check())
@@ -202,7 +205,7 @@ print(json.dumps(out))
 
 @pytest.fixture(scope="module")
 def precision():
-    proc = run_python(PRECISION_SCRIPT)
+    proc = run_python(PRECISION_SCRIPT, env=child_env(**CPU_ONLY))
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
