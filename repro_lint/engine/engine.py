@@ -19,6 +19,7 @@ from repro_lint.analysis.suppression import unused_noqa
 from repro_lint.core.findings import Finding
 from repro_lint.core.problems import Problem, internal_error
 from repro_lint.core.program_outline import ProgramOutline
+from repro_lint.core.records import forget_shared_beyond
 from repro_lint.core.settings import Settings
 from repro_lint.engine.cache import AnalysisCache, LastRun, RecordedRun, prune
 from repro_lint.engine.closure import needed
@@ -76,6 +77,7 @@ class Engine:
         self._analyze_modules([(module, self._cache_for(project)) for project in projects for module in project.modules])
 
     def _analyze_modules(self, modules: Sequence[tuple[SourceModule, AnalysisCache | None]]) -> None:
+        forget_shared_beyond()  # the names the facts about to be loaded share (core/records.py)
         pending: list[tuple[SourceModule, AnalysisCache | None]] = []
         unread = [(module, cache) for module, cache in modules if module.analysis is None]
         # Reading, hashing and unpickling leave no reference cycles.

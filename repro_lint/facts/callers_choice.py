@@ -57,7 +57,7 @@ class ChoiceFact:
     line: int
 
 
-@pickled_by_constructor
+@pickled_by_constructor(shared=("targets", "positional", "keywords"))
 @dataclass(frozen=True, slots=True)
 class ArgumentsFact:
     """A call's arguments as values (see the module's docstring): what the project pass reads to

@@ -25,7 +25,7 @@ TORCH, NUMPY, RANDOM = "torch", "numpy", "random"
 SWITCHABLE = frozenset({"deterministic", "nondeterministic", "cublas"})
 
 
-@pickled_by_constructor
+@pickled_by_constructor(shared=("what",))
 @dataclass(frozen=True, slots=True)
 class Event:
     """`kind` is seed, consume (a draw), init (a draw that initialises parameters), shuffle (a

@@ -60,7 +60,7 @@ class SeedMove:
         return next((start for start, end in self.before if start <= line <= end), None)
 
 
-@pickled_by_constructor
+@pickled_by_constructor(shared_items=("import_points",))
 @dataclass(frozen=True, slots=True)
 class EntryFixFacts:
     newline: str

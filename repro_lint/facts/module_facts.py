@@ -55,7 +55,7 @@ _BRANCHES = frozenset({cst.If, cst.IfExp})
 _Shared = TypeVar("_Shared", bound=Hashable | None)
 
 
-@pickled_by_constructor
+@pickled_by_constructor(shared=("targets", "method"))
 @dataclass(frozen=True, slots=True)
 class CallFact:
     """One call: the qualified names its callee may denote, or the method name of `obj.method()`."""
@@ -94,7 +94,7 @@ class FunctionFacts:
     dispatches: tuple[str, ...] = ()
 
 
-@pickled_by_constructor
+@pickled_by_constructor(shared=("bases",))
 @dataclass(frozen=True, slots=True)
 class ClassFacts:
     qualname: str
@@ -129,7 +129,7 @@ class SeedReads:
     parsed: tuple[str, ...] = ()  # the names a parse result is bound to (`args = parser.parse_args()`)
 
 
-@pickled_by_constructor
+@pickled_by_constructor(shared_items=("imports", "bindings"))
 @dataclass(frozen=True, slots=True)
 class ModuleFacts:
     module: str

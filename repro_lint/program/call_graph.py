@@ -20,6 +20,8 @@ from repro_lint.program.symbols import SymbolResolver
 
 # Calls, with the module making them: a module's top-level calls, or a function's.
 Calls = tuple[str, Sequence[CallFact]]
+# What calls of a module resolve to, by their targets: for calls (index 0) and references (1).
+_ByTargets = tuple[dict[tuple[str, ...], tuple[str, ...]], dict[tuple[str, ...], tuple[str, ...]]]
 
 
 class CallGraph:
@@ -42,12 +44,13 @@ class CallGraph:
         self._module_of_class = {cls.qualname: facts.module for facts in modules.values() for cls in facts.classes}
         self._symbols = SymbolResolver(modules, names, functions.keys() | classes.keys())
         self._symbol_cache: dict[tuple[str, str | None], str | None] = {}
-        # By module, then by the call's identity: hashing a call fact hashes all its fields, millions of
-        # times on a large project, and a (call, module) key per call took 25 MB on transformers. The
-        # facts live as long as the model, so identities stay unique.
-        self._callee_cache: dict[str, dict[int, tuple[str, ...]]] = {}
+        # What a call resolves to depends on its targets, whether it names a function rather than
+        # calling it, and the module it is made in: by module, then by the first two. A module's calls
+        # repeat their targets, so there are fewer keys than calls (a key per call took 20 MB of the
+        # project pass on transformers), and hashing the targets is cheap: their strings keep theirs.
+        self._callee_cache: dict[str, _ByTargets] = {}
         self._module_sets: dict[tuple[str, ...], frozenset[str]] = {}
-        self._run_now_cache: dict[str, dict[int, tuple[str, ...]]] = {}
+        self._run_now_cache: dict[str, _ByTargets] = {}
         self._linking_calls_cache: dict[str, tuple[CallFact, ...]] = {}
         self._links_cache: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
         self._reachable_cache: dict[str, list[str]] = {}
@@ -93,17 +96,18 @@ class CallGraph:
         return self.methods_within(method, fallback_within) if method is not None else resolved
 
     def _resolved_callees(self, call: CallFact, caller_module: str) -> tuple[str, ...]:
-        cache = self._callee_cache.get(caller_module)
-        if cache is None:
-            cache = self._callee_cache[caller_module] = {}
-        resolved = cache.get(id(call))
+        caches = self._callee_cache.get(caller_module)
+        if caches is None:
+            caches = self._callee_cache[caller_module] = ({}, {})
+        cache = caches[call.reference]
+        resolved = cache.get(call.targets)
         if resolved is None:
             if call.reference:
                 targets = (self.resolve_symbol(target, caller_module) for target in call.targets)
                 resolved = tuple(sorted({found for found in targets if found in self.functions}))
             else:
                 resolved = tuple(sorted({found for target in call.targets for found in self.resolve_functions(target, caller_module)}))
-            cache[id(call)] = resolved
+            cache[call.targets] = resolved
         return resolved
 
     def module_set(self, modules: tuple[str, ...]) -> frozenset[str]:
@@ -142,13 +146,14 @@ class CallGraph:
         process runs there, not here; one handed to `torch.compile` runs when the wrapper is called."""
         if call.launcher or call.wrapped:
             return ()
-        cache = self._run_now_cache.get(caller_module)
-        if cache is None:
-            cache = self._run_now_cache[caller_module] = {}
-        found = cache.get(id(call))
+        caches = self._run_now_cache.get(caller_module)
+        if caches is None:
+            caches = self._run_now_cache[caller_module] = ({}, {})
+        cache = caches[call.reference]
+        found = cache.get(call.targets)
         if found is None:
             named = {self.resolve_symbol(target, caller_module) for target in call.targets}
-            found = cache[id(call)] = tuple(
+            found = cache[call.targets] = tuple(
                 name for name in self.callees(call, caller_module) if name in named or name.endswith(".__init__")
             )
         return found
