@@ -5,6 +5,8 @@ import stat
 
 import pycodestyle
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from repro_lint.analysis.python import parses
 from repro_lint.api import fix_source, lint_source
@@ -22,6 +24,48 @@ def test_overlapping_fixes_wait_for_the_next_round():
     text = "a = 1\n"
     new, applied = apply_fixes(text, [_fix((1, 4), (1, 5), "2"), _fix((1, 0), (1, 5), "b = 3")], parses)
     assert (new, applied) == ("b = 3\n", [_fix((1, 0), (1, 5), "b = 3")])
+
+
+def _one_by_one(text: str, fixes: list[Fix]) -> tuple[str, list[Fix]]:
+    """What `apply_fixes` chooses and makes, written the plain way: each fix's spans against every
+    span taken before, then each applied to the text, last first."""
+    def spans(fix: Fix) -> list[tuple[int, int, str]]:
+        return sorted((edit.start.column, edit.end.column, edit.content) for edit in fix.edits)
+
+    taken: list[tuple[int, int, str]] = []
+    chosen = []
+    for fix in sorted(fixes, key=lambda fix: (spans(fix)[0][:2], fix.message)):
+        if any(start < other_end and other_start < end or start == other_start
+               for start, end, _ in spans(fix) for other_start, other_end, _ in taken):
+            continue
+        chosen.append(fix)
+        taken += spans(fix)
+    for start, end, content in sorted(taken, reverse=True):
+        text = text[:start] + content + text[end:]
+    return text, chosen
+
+
+# A fix of one or two edits on a line of 12 characters; its own edits do not overlap.
+_EDIT = st.tuples(st.integers(0, 12), st.integers(0, 3), st.sampled_from(["", "x", "yz"]))
+_FIXES = st.lists(
+    st.lists(_EDIT, min_size=1, max_size=2).filter(
+        lambda edits: len(edits) == 1 or min(edits)[0] + min(edits)[1] <= max(edits)[0]
+    ),
+    max_size=12,
+)
+
+
+@settings(max_examples=300)
+@given(_FIXES)
+def test_the_fixes_chosen_and_the_text_made_are_those_of_checking_each_against_all(edits):
+    text = "abcdefghijkl\n"
+    fixes = [
+        Fix(Applicability.SAFE, f"t{number}", tuple(
+            Edit(Position(1, start), Position(1, min(start + length, 12)), content) for start, length, content in fix
+        ))
+        for number, fix in enumerate(edits)
+    ]
+    assert apply_fixes(text, fixes, lambda _: True) == _one_by_one(text, fixes)
 
 
 def test_fix_breaking_the_syntax_is_rejected_and_others_kept():

@@ -6,6 +6,7 @@ import difflib
 import os
 import stat
 import tempfile
+from bisect import bisect_left
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -23,10 +24,32 @@ def _spans(fix: Fix, index: LineIndex) -> list[tuple[int, int, str]]:
     return sorted((index.offset(edit.start), index.offset(edit.end), edit.content) for edit in fix.edits)
 
 
-def _overlaps(span: tuple[int, int, str], taken: list[tuple[int, int, str]]) -> bool:
-    start, end, _ = span
-    # Two insertions at one offset conflict too: their order would be arbitrary.
-    return any(start < other_end and other_start < end or start == other_start for other_start, other_end, _ in taken)
+class _Taken:
+    """The spans of the fixes chosen so far, in order. Two spans of different fixes conflict where
+    they overlap, or start at one offset (two insertions there would go in an arbitrary order), and
+    one fix's edits are one change, which does not overlap itself; so their ends rise with their
+    starts, and whether a new span conflicts is two binary searches, not a scan of them all for each
+    fix (0.2 s of a module with 1,800 fixes)."""
+
+    def __init__(self) -> None:
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+        self.spans: list[tuple[int, int, str]] = []
+
+    def conflicts(self, span: tuple[int, int, str]) -> bool:
+        start, end, _ = span
+        at = bisect_left(self.starts, start)
+        if at < len(self.starts) and self.starts[at] == start:
+            return True
+        # Of the spans starting before `end`, the last ends last.
+        before = bisect_left(self.starts, end, lo=at)
+        return before > 0 and self.ends[before - 1] > start
+
+    def add(self, span: tuple[int, int, str]) -> None:
+        at = bisect_left(self.spans, span)  # an insertion before the edit starting where it does
+        self.starts.insert(at, span[0])
+        self.ends.insert(at, span[1])
+        self.spans.insert(at, span)
 
 
 def apply_fixes(text: str, fixes: Iterable[Fix], parses: Callable[[str], bool], line_length: int | None = None) -> tuple[str, list[Fix]]:
@@ -37,18 +60,19 @@ def apply_fixes(text: str, fixes: Iterable[Fix], parses: Callable[[str], bool], 
     index = LineIndex(text)
     unit = _indent_unit(text) if line_length is not None else ""
     chosen: list[tuple[Fix, list[tuple[int, int, str]]]] = []
-    taken: list[tuple[int, int, str]] = []
+    taken = _Taken()
     for fix in sorted(fixes, key=lambda fix: (_spans(fix, index)[0][:2], fix.message)):
         spans = _spans(fix, index)
         if line_length is not None:
             spans = [(start, end, _wrapped(text, start, end, content, line_length, unit)) for start, end, content in spans]
-        if any(_overlaps(span, taken) for span in spans):
+        if any(taken.conflicts(span) for span in spans):
             continue
         chosen.append((fix, spans))
-        taken.extend(spans)
+        for span in spans:
+            taken.add(span)
     if not chosen:
         return text, []
-    result = _splice(text, taken)
+    result = _splice(text, taken.spans)
     if parses(result):
         return result, [fix for fix, _ in chosen]
     # One of them breaks the code: keep only those that are fine on their own.
@@ -91,9 +115,14 @@ def _indent_unit(text: str) -> str:
 
 
 def _splice(text: str, spans: list[tuple[int, int, str]]) -> str:
-    for start, end, content in sorted(spans, reverse=True):
-        text = text[:start] + content + text[end:]
-    return text
+    """`text` with each span's range replaced by its content; the spans do not overlap."""
+    pieces = []
+    at = 0
+    for start, end, content in sorted(spans):
+        pieces += (text[at:start], content)
+        at = end
+    pieces.append(text[at:])
+    return "".join(pieces)
 
 
 def unified_diff(path: str, before: str, after: str) -> str:
