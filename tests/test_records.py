@@ -1,5 +1,5 @@
-"""Facts and findings pickle as calls of their constructors, and come back equal; the names every
-module repeats come back as one object."""
+"""Facts and findings pickle as calls of a function that builds them from their fields, and come
+back equal; the names every module repeats come back as one object."""
 
 from __future__ import annotations
 
@@ -55,14 +55,31 @@ def test_a_record_with_defaults_comes_back_with_the_values_it_held():
         wrapped: bool = False
 
     call = Call(("torch.manual_seed",), 3, guard="args.seed", wrapped=True)
-    assert call.__reduce__() == (Call, (("torch.manual_seed",), 3, "args.seed", True))
+    assert call.__reduce__() == (Call._rebuild, (("torch.manual_seed",), 3, "args.seed", True))
+    rebuilt = Call._rebuild(*call.__reduce__()[1])
+    assert rebuilt == call and hash(rebuilt) == hash(call) and type(rebuilt) is Call
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        rebuilt.line = 4  # type: ignore[misc]
 
     @pickled_by_constructor
     @dataclass(frozen=True, slots=True)
     class Single:
         line: int
 
-    assert Single(7).__reduce__() == (Single, (7,))
+    assert Single(7).__reduce__() == (Single._rebuild, (7,))
+    assert Single._rebuild(7) == Single(7)
+
+
+def test_a_record_whose_constructor_does_more_than_set_its_fields_is_refused():
+    with pytest.raises(TypeError, match="__post_init__ would not run"):
+
+        @pickled_by_constructor
+        @dataclass(frozen=True, slots=True)
+        class Checked:
+            line: int
+
+            def __post_init__(self) -> None:
+                assert self.line > 0
 
 
 def test_a_record_with_a_field_its_constructor_does_not_take_is_refused():
