@@ -25,6 +25,9 @@ class EnvReading:
     value_at_exec: str | None
     set_in_process: bool | None  # None where the start-up environment cannot be read
     environ: Mapping[str, str]
+    # Whether it changed after CUDA was initialized: None where the probe did not see CUDA start
+    # (`probe run` watches for it; `check()` and `probe env` do not).
+    set_after_cuda_start: bool | None = None
 
 
 Judge = Callable[[EnvReading, Context], Verdict]
@@ -86,7 +89,10 @@ def _cublas_workspace(r: EnvReading, ctx: Context) -> Verdict:
             return bad("RLP006", f"torch {'.'.join(map(str, ctx.torch_version))} with deterministic "
                                  "algorithms raises at the first cuBLAS call unless it is :4096:8 or :16:8")
         return ok()
-    if r.set_in_process and ctx.cuda_initialized:
+    if r.set_in_process and ctx.cuda_initialized and r.set_after_cuda_start is not False:
+        if r.set_after_cuda_start:
+            return bad("RLP021", "set in os.environ after CUDA was initialized: cuBLAS may have read "
+                                 "the old value")
         return bad("RLP021", "set in os.environ while CUDA is already initialized: cuBLAS may have read "
                              "the old value")
     if r.value is None:
@@ -181,13 +187,17 @@ ENV_VARS: tuple[EnvVar, ...] = (
 )
 
 
-def read_env(environ: Mapping[str, str], exec_environ: Mapping[str, str] | None) -> list[EnvReading]:
+def read_env(environ: Mapping[str, str], exec_environ: Mapping[str, str] | None,
+             cuda_start_environ: Mapping[str, str] | None = None) -> list[EnvReading]:
+    """Each variable's reading; `cuda_start_environ` is the environment when CUDA was initialized,
+    where the probe saw that happen."""
     readings = []
     for var in ENV_VARS:
         value = environ.get(var.name)
         at_exec = None if exec_environ is None else exec_environ.get(var.name)
         set_in_process = None if exec_environ is None else value != at_exec
-        readings.append(EnvReading(var.name, value, at_exec, set_in_process, environ))
+        after_cuda = None if cuda_start_environ is None else value != cuda_start_environ.get(var.name)
+        readings.append(EnvReading(var.name, value, at_exec, set_in_process, environ, after_cuda))
     return readings
 
 

@@ -47,10 +47,37 @@ def run_script(script: str, args: Sequence[str]) -> int:
         sys.argv, sys.path[0] = saved_argv, saved_path0
 
 
+class CudaStart:
+    """The environment when CUDA is initialized, while watching: cuBLAS and the CUDA runtime read
+    their variables then, so a script that sets one in `os.environ` before its first CUDA call
+    (as PyTorch's reproducibility notes show) is in time. torch initializes CUDA through
+    `torch.cuda._lazy_init`, which its C++ side looks up by name at each first use."""
+
+    def __init__(self, torch: Any) -> None:
+        self.environ: dict[str, str] | None = None
+        self._cuda = torch.cuda
+        self._original = torch.cuda._lazy_init
+        self._was_initialized = bool(torch.cuda.is_initialized())
+
+        def lazy_init() -> Any:
+            if self.environ is None and not self._cuda.is_initialized():
+                self.environ = dict(os.environ)
+            return self._original()
+
+        torch.cuda._lazy_init = lazy_init
+
+    def seen(self) -> dict[str, str] | None:
+        """The environment CUDA started with, where it started while watched."""
+        return None if self._was_initialized else self.environ
+
+    def stop(self) -> None:
+        self._cuda._lazy_init = self._original
+
+
 def run_and_snapshot(script: str, args: Sequence[str], *, at: str = "first-step", profile: str = "strict",
                      strict_warnings: bool = False) -> Report:
     """Run the script; judge the settings at its first optimizer step, or when it ends."""
-    import_torch()  # fails early, with the clear message, when torch is missing
+    torch = import_torch()  # fails early, with the clear message, when torch is missing
     from torch.optim.optimizer import register_optimizer_step_pre_hook
 
     taken: list[Report] = []
@@ -62,14 +89,17 @@ def run_and_snapshot(script: str, args: Sequence[str], *, at: str = "first-step"
         if taken or failures:
             return
         try:
-            taken.append(take_snapshot(mode="wrapper", profile=profile, strict_warnings=strict_warnings))
+            taken.append(take_snapshot(mode="wrapper", profile=profile, strict_warnings=strict_warnings,
+                                       cuda_start_environ=cuda_start.seen()))
         except Exception as exc:  # a probe bug must not break the user's training
             failures.append(exc)
 
+    cuda_start = CudaStart(torch)
     handle = register_optimizer_step_pre_hook(snapshot_on_first_step) if at == "first-step" else None
     try:
         code = run_script(script, args)
     finally:
+        cuda_start.stop()
         if handle is not None:
             handle.remove()
     if failures:
@@ -77,7 +107,9 @@ def run_and_snapshot(script: str, args: Sequence[str], *, at: str = "first-step"
     if taken:
         report, point = taken[0], "first-step"
     else:
-        report, point = take_snapshot(mode="wrapper", profile=profile, strict_warnings=strict_warnings), "exit"
+        report = take_snapshot(mode="wrapper", profile=profile, strict_warnings=strict_warnings,
+                               cuda_start_environ=cuda_start.seen())
+        point = "exit"
         if at == "first-step":
             report.notes.append("no optimizer step ran, so the snapshot was taken when the script ended")
     report.script = {"path": script, "args": list(args), "exit_code": code, "snapshot_at": point}

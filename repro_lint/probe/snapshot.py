@@ -24,11 +24,11 @@ ENV_MODE_NOTE = (
 )
 
 
-def _env_rows(ctx: Context, findings: list[Finding]) -> tuple[list[Row], str]:
+def _env_rows(ctx: Context, findings: list[Finding], cuda_start_environ: dict[str, str] | None) -> tuple[list[Row], str]:
     exec_environ = read_exec_environ()
     rows = []
     hashseed = "unknown"
-    for var, reading in zip(ENV_VARS, read_env(os.environ, exec_environ)):
+    for var, reading in zip(ENV_VARS, read_env(os.environ, exec_environ, cuda_start_environ)):
         row = Row(var.name, reading.value, var.expected, cuda_only=var.cuda_only,
                   extra={"value_at_exec": reading.value_at_exec, "set_in_process": reading.set_in_process})
         _add(findings, judge_row(row, judge_env(var, reading, ctx), ctx, var.fix))
@@ -72,8 +72,10 @@ def selftest_findings(st: SelfTest, ctx: Context) -> list[Finding]:
 
 
 def take_snapshot(*, mode: str, profile: str = "strict", strict_warnings: bool = False,
-                  selftest: str | None = None, loader: Any = None, process_state: bool = True) -> Report:
-    """Judge this process.  ``process_state=False`` (env mode) skips in-code settings and RNG."""
+                  selftest: str | None = None, loader: Any = None, process_state: bool = True,
+                  cuda_start_environ: dict[str, str] | None = None) -> Report:
+    """Judge this process.  ``process_state=False`` (env mode) skips in-code settings and RNG;
+    ``cuda_start_environ`` is the environment when CUDA was initialized, where that was seen."""
     torch = import_torch()
     packages = installed_packages()
     environment = describe_environment(torch, packages)
@@ -88,7 +90,7 @@ def take_snapshot(*, mode: str, profile: str = "strict", strict_warnings: bool =
             row = Row(s.key, r.value, s.expected, read_via=s.read_via, cuda_only=s.cuda_only, error=r.error)
             _add(findings, judge_row(row, judge_setting(r, ctx), ctx, s.fix))
             settings_rows.append(row)
-    env_rows, hashseed = _env_rows(ctx, findings)
+    env_rows, hashseed = _env_rows(ctx, findings, cuda_start_environ)
     rng, rng_rows = None, []
     if process_state:
         rng = rng_state(torch, hashseed)
@@ -125,7 +127,7 @@ def error_report(*, mode: str, profile: str, strict_warnings: bool, error: str,
     environment = describe_environment(torch, installed_packages())
     ctx = _context(environment, profile, strict_warnings, {})
     findings: list[Finding] = []
-    env_rows, hashseed = _env_rows(ctx, findings)
+    env_rows, hashseed = _env_rows(ctx, findings, None)
     rng = {"torch_initial_seed": None, "seeded_hint": None, "torch_cpu_state_sha256": None,
            "cuda_initial_seeds": None, "numpy_legacy_state_sha256": numpy_legacy_sha256(),
            "python_random_state_sha256": python_random_sha256(), "pythonhashseed_effective": hashseed}

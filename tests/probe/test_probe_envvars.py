@@ -3,19 +3,21 @@
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
 import pytest
 from probe_helpers import child_env, needs_torch, run_python
 
-from repro_lint.probe.envvars import ENV_VARS, EnvReading, pythonhashseed_effective, read_exec_environ
+from repro_lint.probe.envvars import ENV_VARS, EnvReading, pythonhashseed_effective, read_env, read_exec_environ
 from repro_lint.probe.evaluate import Context
+from repro_lint.probe.runner import CudaStart
 
 VARS = {v.name: v for v in ENV_VARS}
 
 
-def verdict(name, value, ctx=None, *, at_exec=None, set_in_process=False, environ=None):
+def verdict(name, value, ctx=None, *, at_exec=None, set_in_process=False, environ=None, after_cuda=None):
     environ = environ if environ is not None else ({} if value is None else {name: value})
-    reading = EnvReading(name, value, at_exec, set_in_process, environ)
+    reading = EnvReading(name, value, at_exec, set_in_process, environ, after_cuda)
     return VARS[name].judge(reading, ctx or Context(torch_version=(2, 13)))
 
 
@@ -104,6 +106,39 @@ def test_cublas_config_set_after_cuda_started_warns():
     ctx = Context(torch_version=(2, 13), cuda=True, cuda_initialized=True)
     assert verdict("CUBLAS_WORKSPACE_CONFIG", ":4096:8", ctx, set_in_process=True).check == "RLP021"
     assert verdict("CUBLAS_WORKSPACE_CONFIG", ":4096:8", ctx, at_exec=":4096:8").outcome == "pass"
+
+
+def test_cublas_config_set_in_the_script_before_cuda_started_passes():
+    # `os.environ[...] = ":4096:8"` at the top of the script, as PyTorch's notes show: `probe run`
+    # saw CUDA start with the value already there.
+    ctx = Context(torch_version=(2, 13), cuda=True, cuda_initialized=True)
+    name, value = "CUBLAS_WORKSPACE_CONFIG", ":4096:8"
+    before, after, unseen = (
+        next(r for r in read_env({name: value}, {}, at_start) if r.name == name)
+        for at_start in ({name: value}, {}, None)
+    )
+    assert (before.set_in_process, before.set_after_cuda_start) == (True, False)
+    assert VARS[name].judge(before, ctx).outcome == "pass"
+    late = VARS[name].judge(after, ctx)
+    assert late.check == "RLP021" and "after CUDA was initialized" in late.why
+    assert VARS[name].judge(unseen, ctx).check == "RLP021"  # not seen: it may have been too late
+
+
+def test_cuda_start_keeps_the_environment_cuda_started_with(monkeypatch):
+    started = []
+    cuda = SimpleNamespace(is_initialized=lambda: bool(started), _lazy_init=lambda: started.append(True))
+    original = cuda._lazy_init
+    watch = CudaStart(SimpleNamespace(cuda=cuda))
+    monkeypatch.setenv("CUBLAS_WORKSPACE_CONFIG", ":16:8")
+    cuda._lazy_init()  # torch's first CUDA call
+    monkeypatch.setenv("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    cuda._lazy_init()  # later calls find CUDA started
+    assert started == [True, True]
+    assert watch.seen()["CUBLAS_WORKSPACE_CONFIG"] == ":16:8"
+    watch.stop()
+    assert cuda._lazy_init is original
+    # CUDA started before the probe watched: what it started with is unknown.
+    assert CudaStart(SimpleNamespace(cuda=cuda)).seen() is None
 
 
 # ----------------------------------------------------------- libraries and threads
