@@ -90,11 +90,8 @@ def _cublas_workspace(r: EnvReading, ctx: Context) -> Verdict:
                                  "algorithms raises at the first cuBLAS call unless it is :4096:8 or :16:8")
         return ok()
     if r.set_in_process and ctx.cuda_initialized and r.set_after_cuda_start is not False:
-        if r.set_after_cuda_start:
-            return bad("RLP021", "set in os.environ after CUDA was initialized: cuBLAS may have read "
-                                 "the old value")
-        return bad("RLP021", "set in os.environ while CUDA is already initialized: cuBLAS may have read "
-                             "the old value")
+        when = "after CUDA was initialized" if r.set_after_cuda_start else "while CUDA is already initialized"
+        return bad("RLP021", f"set in os.environ {when}: cuBLAS may have read the old value")
     if r.value is None:
         return bad("RLP022", "unset; not required by torch >= 2.10 (it only sizes the cuBLAS workspace)")
     return ok()

@@ -54,21 +54,21 @@ class CudaStart:
     `torch.cuda._lazy_init`, which its C++ side looks up by name at each first use."""
 
     def __init__(self, torch: Any) -> None:
-        self.environ: dict[str, str] | None = None
+        self._environ: dict[str, str] | None = None
         self._cuda = torch.cuda
         self._original = torch.cuda._lazy_init
         self._was_initialized = bool(torch.cuda.is_initialized())
 
         def lazy_init() -> Any:
-            if self.environ is None and not self._cuda.is_initialized():
-                self.environ = dict(os.environ)
+            if self._environ is None and not self._cuda.is_initialized():
+                self._environ = dict(os.environ)
             return self._original()
 
         torch.cuda._lazy_init = lazy_init
 
     def seen(self) -> dict[str, str] | None:
         """The environment CUDA started with, where it started while watched."""
-        return None if self._was_initialized else self.environ
+        return None if self._was_initialized else self._environ
 
     def stop(self) -> None:
         self._cuda._lazy_init = self._original

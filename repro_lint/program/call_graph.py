@@ -95,11 +95,16 @@ class CallGraph:
         method = unresolved_method(call)
         return self.methods_within(method, fallback_within) if method is not None else resolved
 
+    @staticmethod
+    def _by_targets(caches: dict[str, _ByTargets], call: CallFact, caller_module: str) -> dict[tuple[str, ...], tuple[str, ...]]:
+        """The part of `caches` that holds what calls like `call`, made in `caller_module`, resolve to."""
+        found = caches.get(caller_module)
+        if found is None:
+            found = caches[caller_module] = ({}, {})
+        return found[call.reference]
+
     def _resolved_callees(self, call: CallFact, caller_module: str) -> tuple[str, ...]:
-        caches = self._callee_cache.get(caller_module)
-        if caches is None:
-            caches = self._callee_cache[caller_module] = ({}, {})
-        cache = caches[call.reference]
+        cache = self._by_targets(self._callee_cache, call, caller_module)
         resolved = cache.get(call.targets)
         if resolved is None:
             if call.reference:
@@ -146,10 +151,7 @@ class CallGraph:
         process runs there, not here; one handed to `torch.compile` runs when the wrapper is called."""
         if call.launcher or call.wrapped:
             return ()
-        caches = self._run_now_cache.get(caller_module)
-        if caches is None:
-            caches = self._run_now_cache[caller_module] = ({}, {})
-        cache = caches[call.reference]
+        cache = self._by_targets(self._run_now_cache, call, caller_module)
         found = cache.get(call.targets)
         if found is None:
             named = {self.resolve_symbol(target, caller_module) for target in call.targets}

@@ -54,8 +54,7 @@ class CudnnBenchmarkEnabled(Rule):
         # By region: its code and the names it saves the flag in, worked out once. A module that
         # sets the flag in many places would otherwise have its whole code generated and searched
         # again for each, in time quadratic in its length.
-        self._codes: dict[int, str] = {}
-        self._saved: dict[int, frozenset[str]] = {}
+        self._regions: dict[int, tuple[str, frozenset[str]]] = {}
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
@@ -91,13 +90,14 @@ class CudnnBenchmarkEnabled(Rule):
         scopes = [scope for scope in self.context.scopes if isinstance(scope, (cst.FunctionDef, cst.ClassDef))]
         owner = next((scope for scope in reversed(scopes) if isinstance(scope, cst.ClassDef)), None) if name.startswith("self.") else None
         region = owner or (scopes[-1] if scopes else self.context.module)
-        if id(region) not in self._codes:
-            code = self._codes[id(region)] = self.context.code_for(region)
-            self._saved[id(region)] = frozenset(match[1] for match in _SAVED_IN.finditer(code))
+        if id(region) not in self._regions:
+            code = self.context.code_for(region)
+            self._regions[id(region)] = code, frozenset(match[1] for match in _SAVED_IN.finditer(code))
+        code, saved = self._regions[id(region)]
         if _DOTTED.fullmatch(name):
-            return name in self._saved[id(region)]
+            return name in saved
         # A holder written otherwise (`state[0].saved`, rare) is searched for as written.
-        return re.search(rf"(?<![\w.]){re.escape(name)}{_SAVING}", self._codes[id(region)]) is not None
+        return re.search(rf"(?<![\w.]){re.escape(name)}{_SAVING}", code) is not None
 
     def _passes_callers_choice(self, value: cst.BaseExpression) -> bool:
         """`cudnn.benchmark = benchmark` with `benchmark` a parameter that is not on by default: library
