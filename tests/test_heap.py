@@ -71,3 +71,76 @@ def test_a_fix_run_keeps_no_program_model_of_an_earlier_round(tmp_path, monkeypa
     assert result.fixed >= 2 and len(built) >= 2
     gc.collect()
     assert [ref for ref in built if ref() is not None] == []
+
+
+def _project(root):
+    (root / "pyproject.toml").write_text("")
+    (root / "helpers.py").write_text("import random\n\ndef pick(items):\n    return random.choice(items)\n")
+    (root / "train.py").write_text(
+        "import torch\n"
+        "from helpers import pick\n"
+        "torch.backends.cudnn.benchmark = True\n"
+        "model = torch.nn.Linear(2, 2)\n"
+        "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "model(torch.ones(2)).sum().backward()\n"
+        "optimizer.step()\n"
+        "print(pick([1, 2]))\n"
+        "torch.save({'model': model.state_dict()}, 'last.pt')\n"
+    )
+
+
+def test_what_the_project_pass_builds_is_freed_by_reference_counting_alone(tmp_path, monkeypatch, collector_enabled):
+    # A model that is cyclic garbage costs a traversal of all of it (650,000 objects on transformers)
+    # by the first collection after the pass.
+    from repro_lint.api import lint_paths
+    from repro_lint.core.settings import Settings
+    from repro_lint.program import model as program
+
+    init = program.ProjectModel.__init__
+
+    def after_a_collection(self, *args, **kwargs):
+        gc.collect()  # the garbage of the files' analyses, made before the pass
+        init(self, *args, **kwargs)
+
+    monkeypatch.setattr(program.ProjectModel, "__init__", after_a_collection)
+    _project(tmp_path)
+    result = lint_paths([tmp_path], Settings(), use_cache=False, jobs=1)
+    assert {"REP101", "REP301"} <= {finding.code for finding in result.findings}
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        gc.collect()
+        left = [type(item).__qualname__ for item in gc.garbage if type(item).__module__.startswith("repro_lint")]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+    assert left == []
+
+
+def test_the_pass_runs_without_collections_and_the_analyses_read_are_frozen_while_files_are_analysed(tmp_path, monkeypatch, collector_enabled):
+    from repro_lint.api import lint_paths
+    from repro_lint.core.settings import Settings
+    from repro_lint.engine import engine
+    from repro_lint.program import model as program
+
+    _project(tmp_path)
+    lint_paths([tmp_path], Settings(), jobs=1)  # fills the cache
+    (tmp_path / "helpers.py").write_text("import random\n\ndef pick(items):\n    return random.choice(items) + 0\n")
+    seen: dict[str, object] = {}
+    analyse_all = engine.analyse_all
+
+    def analysing(*args, **kwargs):
+        seen["frozen while analysing"] = gc.get_freeze_count()
+        return analyse_all(*args, **kwargs)
+
+    init = program.ProjectModel.__init__
+
+    def recording(self, *args, **kwargs):
+        seen["collecting during the pass"] = gc.isenabled()
+        init(self, *args, **kwargs)
+
+    monkeypatch.setattr(engine, "analyse_all", analysing)
+    monkeypatch.setattr(program.ProjectModel, "__init__", recording)
+    lint_paths([tmp_path], Settings(), jobs=1)
+    assert seen["frozen while analysing"] > 0
+    assert seen["collecting during the pass"] is False
+    assert gc.isenabled() and gc.get_freeze_count() == 0

@@ -3,9 +3,11 @@
 A full collection traverses every object the collector tracks, and the more objects a process
 allocates, the more often one runs. A run keeps millions of objects to its end whose traversal frees
 nothing: every file's analysis, loaded from the cache or sent back by a worker, and the model the
-project pass builds over them. On transformers' cache, collections took 2.2 s of the 7.1 s spent
-loading the analyses and running the pass, and 0.5 s with the collector paused while loading and
-the loaded analyses frozen during the pass.
+project pass builds over them. The engine reads the analyses with collections paused, keeps them
+frozen while it analyses the files the cache did not answer, and runs the pass with collections
+paused: its garbage has few reference cycles, and the model is freed by reference counting alone
+(tests/test_heap.py). On transformers after an audit, a function added and called: collections
+took 0.78 s of a 4 s run with the analyses frozen during the pass alone, and 0.03 s so.
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ generators) and which RNGs they draw from; load paths are the functions that res
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
@@ -85,7 +86,9 @@ class ProjectCheckpoints:
     """Checkpoints and load paths of one project, computed once per project model."""
 
     def __init__(self, project: ProjectModel) -> None:
-        self.project = project
+        # The model keeps this view (`views`): a strong reference back would make the two a cycle,
+        # and the whole model garbage only the cyclic collector frees, by traversing all of it.
+        self.project = weakref.proxy(project)
         self.located = [
             Located(module, function) for module in project.modules.values() for function in module.checkpoints.functions
         ]

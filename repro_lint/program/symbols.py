@@ -32,15 +32,17 @@ _Member = tuple[str, str]
 # What a name or member denotes: a project function, class or module, a name outside, or nothing.
 _Denoted = str | _Outside | None
 # A computation that asks for members (yields them) and is sent back what each denotes.
-_Steps = Steps[_Member, _Denoted]
+_Computation = Steps[_Member, _Denoted]
 
 
 class SymbolResolver:
     def __init__(self, modules: Mapping[str, ModuleFacts], names: ModuleNames, defined: Container[str]) -> None:
-        self._modules = modules
-        self._names = names
         self._defined = defined
-        self._members = StackMemo(lambda member: self._member(*member), None)
+        self._names = names
+        # The steps hold no reference to the memo of their answers: the two would be a cycle, which
+        # only the cyclic collector frees, by traversing every answer.
+        self._denotations = _Denotations(modules, names, defined)
+        self._members = StackMemo(self._denotations.member, None)
 
     def resolve(self, qualified: str, importer: str | None) -> str | None:
         """The project function or class `qualified` (written in module `importer`) denotes."""
@@ -48,10 +50,19 @@ class SymbolResolver:
             return qualified
         if self._names.outside(qualified):  # a library's name (`torch.nn.Linear`): most calls
             return None
-        found = self._members.run(self._value(qualified, importer))
+        found = self._members.run(self._denotations.value(qualified, importer))
         return found if isinstance(found, str) and found in self._defined else None
 
-    def _value(self, qualified: str, importer: str | None) -> _Steps:
+
+class _Denotations:
+    """The computations `SymbolResolver` memoises: what a name, and a module's member, denote."""
+
+    def __init__(self, modules: Mapping[str, ModuleFacts], names: ModuleNames, defined: Container[str]) -> None:
+        self._modules = modules
+        self._names = names
+        self._defined = defined
+
+    def value(self, qualified: str, importer: str | None) -> _Computation:
         """What a dotted name denotes: a project function, class or module, or `_Outside` when no
         prefix of it names a project module."""
         while qualified not in self._defined:
@@ -77,10 +88,11 @@ class SymbolResolver:
             qualified, importer = ".".join([found.name, *rest[at + 1 :]]), found.importer
         return qualified
 
-    def _member(self, module: str, name: str) -> _Steps:
+    def member(self, member: _Member) -> _Computation:
         """What `module.name` denotes: its own definition or submodule, what an import binds to the
         name there (a project answer before one outside), or what a star-imported project module's
         member of that name denotes."""
+        module, name = member
         qualified = f"{module}.{name}"
         if qualified in self._defined or qualified in self._names.modules:
             return qualified
@@ -88,7 +100,7 @@ class SymbolResolver:
         outside: _Denoted = None
         for target in facts.binding(name):
             if target != qualified:  # the module's own definition, checked above
-                found = yield from self._value(target, module)
+                found = yield from self.value(target, module)
                 if isinstance(found, str):
                     return found
                 outside = outside or found
