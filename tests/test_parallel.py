@@ -3,6 +3,7 @@ under different hash salts; the pool is a `spawn` pool; damaged cache entries su
 
 from __future__ import annotations
 
+import gc
 import json
 import multiprocessing
 import os
@@ -147,10 +148,17 @@ def test_this_process_analyses_its_share_beside_the_workers_in_smaller_runs(monk
 
     monkeypatch.setattr(workers, "_pool", recording)
     tasks = _tasks(workers.POOL_MIN_FILES)
-    analysed = list(workers.analyse_all(tasks, Settings(), jobs=2))
+    collecting = []
+    analysed = []
+    for result in workers.analyse_all(tasks, Settings(), jobs=2):
+        analysed.append(result)
+        collecting.append(gc.isenabled())
     assert processes == [spawned]
     assert sorted(index for index, _ in analysed) == list(range(len(tasks)))
     assert (0 < len(here) < len(tasks)) if spawned == 1 else here == []
+    # Analysing here makes cyclic garbage; only collecting the workers' analyses makes none.
+    assert set(collecting) == {spawned == 1}
+    assert gc.isenabled()
 
 
 def test_few_files_are_analysed_in_process(monkeypatch):
