@@ -39,7 +39,7 @@ class SymbolResolver:
     def __init__(self, modules: Mapping[str, ModuleFacts], names: ModuleNames, defined: Container[str]) -> None:
         self._defined = defined
         self._names = names
-        # The steps hold no reference to the memo of their answers: the two would be a cycle, which
+        # The computations hold no reference to the memo of their answers: the two would be a cycle, which
         # only the cyclic collector frees, by traversing every answer.
         self._denotations = _Denotations(modules, names, defined)
         self._members = StackMemo(self._denotations.member, None)
