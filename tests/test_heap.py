@@ -1,4 +1,5 @@
-"""The garbage collector's settings around a run's long-lived objects are restored afterwards."""
+"""The garbage collector around a run: its settings are restored afterwards, and what the run keeps
+is spared its traversals."""
 
 from __future__ import annotations
 
@@ -13,6 +14,22 @@ from repro_lint.engine.heap import collector_paused, kept_out_of_collections
 def collector_enabled():
     yield
     gc.enable()
+
+
+def _project(root):
+    (root / "pyproject.toml").write_text("")
+    (root / "helpers.py").write_text("import random\n\ndef pick(items):\n    return random.choice(items)\n")
+    (root / "train.py").write_text(
+        "import torch\n"
+        "from helpers import pick\n"
+        "torch.backends.cudnn.benchmark = True\n"
+        "model = torch.nn.Linear(2, 2)\n"
+        "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "model(torch.ones(2)).sum().backward()\n"
+        "optimizer.step()\n"
+        "print(pick([1, 2]))\n"
+        "torch.save({'model': model.state_dict()}, 'last.pt')\n"
+    )
 
 
 def test_collections_are_paused_in_the_block_and_resume_after(collector_enabled):
@@ -58,35 +75,11 @@ def test_a_fix_run_keeps_no_program_model_of_an_earlier_round(tmp_path, monkeypa
         built.append(weakref.ref(self))
 
     monkeypatch.setattr(program.ProjectModel, "__init__", recording)
-    (tmp_path / "pyproject.toml").write_text("")
-    (tmp_path / "train.py").write_text(
-        "import torch\n"
-        "torch.backends.cudnn.benchmark = True\n"
-        "model = torch.nn.Linear(2, 2)\n"
-        "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
-        "model(torch.ones(2)).sum().backward()\n"
-        "torch.save({'model': model.state_dict()}, 'last.pt')\n"
-    )
+    _project(tmp_path)
     result = lint_paths([tmp_path], Settings(), fix=True, unsafe_fixes=True, use_cache=False)
     assert result.fixed >= 2 and len(built) >= 2
     gc.collect()
     assert [ref for ref in built if ref() is not None] == []
-
-
-def _project(root):
-    (root / "pyproject.toml").write_text("")
-    (root / "helpers.py").write_text("import random\n\ndef pick(items):\n    return random.choice(items)\n")
-    (root / "train.py").write_text(
-        "import torch\n"
-        "from helpers import pick\n"
-        "torch.backends.cudnn.benchmark = True\n"
-        "model = torch.nn.Linear(2, 2)\n"
-        "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
-        "model(torch.ones(2)).sum().backward()\n"
-        "optimizer.step()\n"
-        "print(pick([1, 2]))\n"
-        "torch.save({'model': model.state_dict()}, 'last.pt')\n"
-    )
 
 
 def test_what_the_project_pass_builds_is_freed_by_reference_counting_alone(tmp_path, monkeypatch, collector_enabled):
@@ -128,23 +121,24 @@ def test_the_pass_runs_without_collections_and_the_analyses_read_are_frozen_whil
     for record in (tmp_path / CACHE_FOLDER).glob("run-*.pickle"):
         record.unlink()  # the files' analyses are read, the last run's record does not answer
     (tmp_path / "helpers.py").write_text("import random\n\ndef pick(items):\n    return random.choice(items) + 0\n")
-    seen: dict[str, object] = {}
+    analysed: list[tuple[int, bool]] = []  # (files, whether objects were frozen) per batch analysed
+    collecting_in_pass: list[bool] = []
     analyse_all = engine.analyse_all
 
     def analysing(*args, **kwargs):
-        seen.setdefault("frozen while analysing", []).append((len(args[0]), gc.get_freeze_count()))
+        analysed.append((len(args[0]), gc.get_freeze_count() > 0))
         return analyse_all(*args, **kwargs)
 
     init = program.ProjectModel.__init__
 
     def recording(self, *args, **kwargs):
-        seen["collecting during the pass"] = gc.isenabled()
+        collecting_in_pass.append(gc.isenabled())
         init(self, *args, **kwargs)
 
     monkeypatch.setattr(engine, "analyse_all", analysing)
     monkeypatch.setattr(program.ProjectModel, "__init__", recording)
     lint_paths([tmp_path], Settings(), use_cache=True, jobs=1)
     # train.py read from the cache, and frozen while helpers.py is analysed
-    assert [(tasks, frozen > 0) for tasks, frozen in seen["frozen while analysing"]] == [(1, True)]
-    assert seen["collecting during the pass"] is False
+    assert analysed == [(1, True)]
+    assert collecting_in_pass == [False]
     assert gc.isenabled() and gc.get_freeze_count() == 0

@@ -39,8 +39,8 @@ class SymbolResolver:
     def __init__(self, modules: Mapping[str, ModuleFacts], names: ModuleNames, defined: Container[str]) -> None:
         self._defined = defined
         self._names = names
-        # The computations hold no reference to the memo of their answers: the two would be a cycle, which
-        # only the cyclic collector frees, by traversing every answer.
+        # The computations hold no reference to the memo of their answers: the two would be a cycle,
+        # which only the cyclic collector frees, by traversing every answer.
         self._denotations = _Denotations(modules, names, defined)
         self._members = StackMemo(self._denotations.member, None)
 
