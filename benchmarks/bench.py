@@ -1,11 +1,14 @@
 """Time repro-lint against references measured in the same run, on trees you provide.
 
     python benchmarks/bench.py TREE [TREE ...] --flake8 FLAKE8 --torchfix FLAKE8_WITH_TORCHFIX
-        [--jobs 2] [--repeat 3] [--scaling] [--skip-warm]
+        [--jobs 2] [--repeat 3] [--warm-repeat 5] [--scaling] [--skip-warm]
 
 Each tree is copied to a temporary folder first (the cache and the one-file edit never touch it), and
 repro-lint's modules are compiled to bytecode first, as an install does.
-Measured per tree, every command in a fresh process, median of --repeat runs:
+Measured per tree, every command in a fresh process, median of --repeat runs (the cold runs, the
+references and the cold pre-commit run, which take a minute each on a large tree) or of
+--warm-repeat runs (the runs with a cache, which take seconds and vary most: one slow run decided a
+row of --repeat 1):
   repro-lint cold       `check` on the tree after `repro-lint clean` (--jobs processes)
   parse                 libcst.parse_module on every .py file on --jobs processes (parse_all.py)
   flake8                FLAKE8 with its default plugins only (give a venv holding just flake8, since
@@ -127,8 +130,8 @@ EDITS: dict[str, Callable[[bytes, int], bytes]] = {
 
 
 class Bench:
-    def __init__(self, jobs: int, repeat: int, flake8: str | None, torchfix: str | None) -> None:
-        self.jobs, self.repeat, self.flake8, self.torchfix = jobs, repeat, flake8, torchfix
+    def __init__(self, jobs: int, repeat: int, warm_repeat: int, flake8: str | None, torchfix: str | None) -> None:
+        self.jobs, self.repeat, self.warm_repeat, self.flake8, self.torchfix = jobs, repeat, warm_repeat, flake8, torchfix
         self.rows: list[Row] = []
 
     def _add(self, tree: Path, files: int, name: str, runs: list[Run]) -> None:
@@ -180,7 +183,7 @@ class Bench:
     def _warm(self, tree: Path, files: int) -> None:
         _clean(tree)
         _measure(_check(self.jobs, "."), tree)  # fills the cache
-        self._add(tree, files, "warm, unchanged", [_measure(_check(self.jobs, "."), tree) for _ in range(self.repeat)])
+        self._add(tree, files, "warm, unchanged", [_measure(_check(self.jobs, "."), tree) for _ in range(self.warm_repeat)])
         changed = _one_file(tree)
         relative = changed.relative_to(tree).as_posix()
         for edit in EDITS:
@@ -195,11 +198,11 @@ class Bench:
             self._add(tree, files, f"pre-commit after an audit, {edit}", self._edited(tree, changed, EDITS[edit], relative))
 
     def _edited(self, tree: Path, changed: Path, edit: Callable[[bytes, int], bytes], target: str) -> list[Run]:
-        """`check TARGET` after each of --repeat edits of `changed` (a new text each time)."""
+        """`check TARGET` after each of --warm-repeat edits of `changed` (a new text each time)."""
         original = changed.read_bytes()
         runs = []
         try:
-            for number in range(self.repeat):
+            for number in range(self.warm_repeat):
                 changed.write_bytes(edit(original, number))
                 runs.append(_measure(_check(self.jobs, target), tree))
         finally:
@@ -244,7 +247,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("trees", nargs="+", type=Path)
     parser.add_argument("--jobs", type=int, default=2, help="processes for repro-lint, parse and flake8 (default 2)")
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each cold case and reference (default 3)")
+    parser.add_argument("--warm-repeat", type=int, default=5, help="runs of each case with a cache (default 5)")
     parser.add_argument("--flake8", help="flake8 executable of an environment with only flake8 installed")
     parser.add_argument("--torchfix", help="flake8 executable of an environment with torchfix installed")
     parser.add_argument("--scaling", action="store_true", help="also time a folder holding the tree twice")
@@ -254,11 +258,13 @@ def main() -> None:
         if not tree.is_dir():
             parser.error(f"{tree}: not a folder")
     _compile_like_an_install()
-    bench = Bench(args.jobs, args.repeat, args.flake8, args.torchfix)
+    if min(args.repeat, args.warm_repeat) < 1:
+        parser.error("--repeat and --warm-repeat take 1 or more")
+    bench = Bench(args.jobs, args.repeat, args.warm_repeat, args.flake8, args.torchfix)
     for tree in args.trees:
         bench.tree(tree.resolve(), args.scaling, not args.skip_warm)
     print(bench.table())
-    print(f"\nmedian of {args.repeat} runs each, --jobs {args.jobs}, {os.cpu_count()} cores")
+    print(f"\nmedian of {args.repeat} runs of each cold case and reference, of {args.warm_repeat} of each case with a cache; --jobs {args.jobs}, {os.cpu_count()} cores")
     print(f"flake8: {_version(args.flake8)}")
     print(f"torchfix: {_version(args.torchfix)}")
 
