@@ -26,8 +26,11 @@ row of --repeat 1):
                         (another each run): an import the project pass cannot see, which reuses it
   warm, function added  the same after appending a function (another each run) that nothing calls
                         and that calls nothing: one the project pass cannot see, which reuses it
-  warm, function called the same after appending a function and a call of it (another each run):
-                        the project pass sees the call, and runs again
+  warm, inert function called
+                        the same after appending such a function and a call of it: the call runs
+                        nothing the pass sees, which reuses it
+  warm, function called the same after appending a function that calls another one it appends, and
+                        a call of it (others each run): the project pass sees the calls, and runs again
   pre-commit            `check ONE_FILE` from the tree's root, cold: what a pre-commit hook pays
                         the first time
   pre-commit after an audit
@@ -117,15 +120,18 @@ def _one_file(tree: Path) -> Path:
 # The one-file edits, each different from the last run's text: a comment appended keeps the file's
 # facts; lines inserted first move every line in it (one more each run); a call of a function the
 # project does not define, an import of a module it does not hold, or a function nothing calls
-# adds something the project pass cannot see. These reuse the last run's project pass. A function
-# added and called changes what the pass sees, and it runs again.
+# adds something the project pass cannot see, as does a function that calls nothing added with a call
+# of it. These reuse the last run's project pass. A function added that calls another, and called,
+# changes what the pass sees, and it runs again.
 EDITS: dict[str, Callable[[bytes, int], bytes]] = {
     "comment added": lambda text, number: text + f"\n# benchmark edit {number}\n".encode(),
     "line inserted": lambda text, number: b"# benchmark edit\n" * (number + 1) + text,
     "call added": lambda text, number: text + f"\nbenchmark_edit_{number}()\n".encode(),
     "import added": lambda text, number: text + f"\nimport benchmark_edit_{number}\n".encode(),
     "function added": lambda text, number: text + f"\n\ndef benchmark_edit_{number}():\n    pass\n".encode(),
-    "function called": lambda text, number: text + f"\n\ndef benchmark_edit_{number}():\n    pass\n\n\nbenchmark_edit_{number}()\n".encode(),
+    "inert function called": lambda text, number: text + f"\n\ndef benchmark_edit_{number}():\n    pass\n\n\nbenchmark_edit_{number}()\n".encode(),
+    "function called": lambda text, number: text
+    + f"\n\ndef benchmark_edit_{number}():\n    benchmark_step_{number}()\n\n\ndef benchmark_step_{number}():\n    pass\n\n\nbenchmark_edit_{number}()\n".encode(),
 }
 
 

@@ -22,6 +22,7 @@ from repro_lint.core.source import read_source
 from repro_lint.engine.cache import CACHE_FOLDER, AnalysisCache
 from repro_lint.program.model import ProjectModel
 
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 TRAIN = "import torch\nfrom torch.utils.data import random_split\nif __name__ == '__main__':\n    random_split(ds, [1, 1])\n    torch.nn.Linear(2, 2)(torch.ones(2)).sum().backward()\n"
 
 
@@ -352,6 +353,12 @@ WITH_HELPERS = {
         # Functions removed or renamed that nothing named.
         ("models/helpers.py", "def unused():\n    return 1\n", ""),
         ("models/helpers.py", "def unused():", "def still_unused():"),
+        # Such functions added with calls that only run them: they run nothing the pass sees.
+        ("models/layers.py", "relu = ", "def flush():\n    print('flush')\n\n\nflush()\nrelu = "),  # at module level
+        ("models/tuning.py", "\n\ndef fast():\n", "\n\ndef summary():\n    return 'tuning'\n\n\ndef fast():\n    summary()\n"),
+        ("models/helpers.py", "def unused", "def ready():\n    return 2\n\n\ndef unused"),  # called through the module's own name
+        ("models/helpers.py", "def unused", "def go():\n    return 1\n\n\ngo(); go()\n\n\ndef unused"),  # twice on a line
+        ("models/helpers.py", "def unused", "def describe():\n    return 2\n\n\ndef unused"),  # called above in the file
     ],
 )
 def test_edits_the_project_pass_cannot_see_reuse_it(project, monkeypatch, name, old, new):
@@ -381,9 +388,14 @@ def test_edits_the_project_pass_cannot_see_reuse_it(project, monkeypatch, name, 
         ("models/helpers.py", "def unused", "def seed():\n    torch.manual_seed(0)\n\n\ndef unused"),  # an event
         ("models/helpers.py", "def unused", "def go():\n    later()\n\n\ndef unused"),  # a call of a project function
         ("models/helpers.py", "def unused", "def go():\n    loss.backward()\n\n\ndef unused"),  # training
-        ("models/helpers.py", "def unused", "def describe():\n    return 2\n\n\ndef unused"),  # called above in the file
-        ("models/helpers.py", "def unused", "def ready():\n    return 2\n\n\ndef unused"),  # called through the module's own name
         ("models/layers.py", "relu = ", "def main():\n    return 1\n\n\nrelu = "),  # a name train.py uses
+        # Functions added with calls, where the pass may see them.
+        ("models/helpers.py", "def unused", "def go():\n    later()\n\n\ngo()\n\n\ndef unused"),  # it calls a project function
+        ("models/helpers.py", "def unused", "def go():\n    return 1\n\n\ngo()\nhandler = go\n\n\ndef unused"),  # named beside the call
+        ("models/helpers.py", "def unused", "def go():\n    return 1\n\n\nregister(go)\n\n\ndef unused"),  # handed over
+        ("models/helpers.py", "def unused", "def go():\n    return 1\n\n\ngo(go)\n\n\ndef unused"),  # called and handed over
+        ("models/helpers.py", "def unused", "def go():\n    return 1\n\n\nfast = torch.compile(go)\n\n\ndef unused"),  # wrapped
+        ("models/tuning.py", "\n\ndef fast():\n", "\n\ndef summary():\n    return 'tuning'\n\n\ndef fast():\n    summary()\n    print(summary)\n"),
         ("models/tuning.py", "\ndef fast():\n", "\ndef fast():\n    def inner():\n        return 2\n\n"),  # within a function that stays
     ],
 )
@@ -399,6 +411,47 @@ def test_edits_the_project_pass_may_see_run_it(project, monkeypatch, name, old, 
     assert _full(root) == expected
 
 
+# A function that runs nothing, appended with a call of it: from module-level code, or from a function
+# the module defines (the call its first statement, which moves the lines below it).
+_INERT = "\n\ndef inert_edit():\n    return 1\n"
+
+
+def _inert_edits(text):
+    yield text + _INERT + "\n\ninert_edit()\n", False
+    lines = text.splitlines(keepends=True)
+    for at, line in enumerate(lines):
+        if line.startswith("def ") and line.rstrip().endswith(":") and at + 1 < len(lines):
+            body = lines[at + 1]
+            indent = body[: len(body) - len(body.lstrip())]
+            yield "".join([*lines[: at + 1], f"{indent}inert_edit()\n", *lines[at + 1 :]]) + _INERT, True
+            return
+
+
+@pytest.mark.parametrize("source", ["fixture", "image_classifier", "tabular"])
+def test_a_function_running_nothing_added_and_called_anywhere_gives_what_the_pass_gives(project, monkeypatch, source):
+    """The claim `without_unseen_functions` rests on, tried in every module of projects whose
+    programs the rules judge: each such edit gives what a run without the cache gives, from the last
+    run's pass where no line moved (lines moved where a program finding is run it again)."""
+    if source == "fixture":
+        root = project(WITH_HELPERS)
+    else:
+        root = project({path.relative_to(EXAMPLES / source).as_posix(): path.read_text() for path in (EXAMPLES / source).rglob("*.py")})
+    reused = 0
+    for path in sorted(root.rglob("*.py")):
+        original = path.read_text()
+        for edited, lines_moved in _inert_edits(original):
+            lint_paths([root], WITH_REP002, use_cache=True)
+            path.write_text(edited)
+            expected = lint_paths([root], WITH_REP002).findings
+            with monkeypatch.context() as patched:
+                if not lines_moved:
+                    _forbid_project_pass(patched)
+                    reused += 1
+                assert lint_paths([root], WITH_REP002, use_cache=True).findings == expected, edited
+            path.write_text(original)
+    assert reused == len(list(root.rglob("*.py")))
+
+
 # Statements an edit inserts: some the project pass cannot see, some it must (they change findings).
 _INSERTED = (
     "# note", "", "x_edit = 1", "print('x')", "import math", "math.sqrt(2)", "import os", "import numpy as np",
@@ -407,6 +460,7 @@ _INSERTED = (
     "import models.tuning", "from models.tuning import fast", "models.tuning.fast()",
     "torch.backends.cudnn.benchmark = True", "torch.save({'model': 1}, 'ckpt.pt')",
     "def helper_edit(): return 1", "def helper_edit(): torch.manual_seed(0)", "def fast(): return 1",
+    "def helper_edit(): fast()", "helper_edit()", "x_edit = helper_edit",
 )
 
 

@@ -12,7 +12,7 @@ from repro_lint.analysis.result import FileAnalysis
 from repro_lint.core.findings import Finding
 from repro_lint.engine.cache import RecordedRun
 from repro_lint.engine.modules import Project, SourceModule
-from repro_lint.facts.shift import same_but_for_moved_lines, without_calls, without_imports, without_unseen_functions
+from repro_lint.facts.shift import Naming, same_but_for_moved_lines, without_calls, without_imports, without_unseen_functions
 from repro_lint.program.module_names import ModuleNames
 
 
@@ -21,7 +21,7 @@ def seen_by_the_pass(
     after: FileAnalysis,
     recorded: RecordedRun,
     names: ModuleNames,
-    named_elsewhere: Callable[[Mapping[str, range]], bool],
+    named_elsewhere: Callable[[Mapping[str, Naming]], bool],
 ) -> bool | None:
     """How the project pass sees the change from `before` to `after`: not at all (False); only in
     what it reports in this file (True), where lines moved or the places its fixes would edit
@@ -48,16 +48,19 @@ def seen_by_the_pass(
     return True
 
 
-def named_elsewhere(project: Project, module: SourceModule, names: Mapping[str, range]) -> bool:
-    """Whether one of `names` occurs as a word in `module` outside the lines given with it, or in
-    another file of the project: where a call of a function of that name could be. Files not read in
-    this run are read for it, once for all the names, as bytes, and not kept."""
+def named_elsewhere(project: Project, module: SourceModule, names: Mapping[str, Naming]) -> bool:
+    """Whether one of `names` occurs as a word in `module` outside the lines defining it and more
+    often on a line than its plain calls there (given with it), or in another file of the project:
+    where a call of a function of that name could be. Files not read in this run are read for it,
+    once for all the names, as bytes, and not kept."""
     if not all(name.isascii() for name in names):
         return True  # searched for as ASCII bytes in files of any encoding
     words = {name: re.compile(rf"(?<!\w){re.escape(name)}(?!\w)", re.ASCII) for name in names}
     for number, line in enumerate(module.text.split("\n"), 1):  # as LineIndex counts
-        if any(number not in names[name] and word.search(line) for name, word in words.items()):
-            return True
+        for name, word in words.items():
+            defining, calls = names[name]
+            if number not in defining and len(word.findall(line)) > calls.get(number, 0):
+                return True
     encoded = [name.encode() for name in names]
     any_word = re.compile(rf"(?<!\w)(?:{'|'.join(map(re.escape, names))})(?!\w)".encode(), re.ASCII)
     for other in project.modules:

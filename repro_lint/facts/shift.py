@@ -11,13 +11,17 @@ nothing names, may be left out of both versions first.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import fields, is_dataclass, replace
 from functools import cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the facts' module loads LibCST, which a run answered from its record never does
     from repro_lint.facts.module_facts import CallFact, ModuleFacts
+
+# Where a module's text may name a function without the pass seeing it: the lines defining it, and
+# the number of its plain calls on each other line (see `without_unseen_functions`).
+Naming = tuple[range, Mapping[int, int]]
 
 # A field whose annotation names `Line` (repro_lint.core.source) holds lines: `Line`, `Line | None`, pairs
 # of lines. The facts' modules postpone annotations, so each field's type is its annotation's text.
@@ -78,14 +82,17 @@ def without_imports(facts: ModuleFacts, outside: Callable[[str], bool]) -> Modul
 
 
 def without_unseen_functions(
-    old: ModuleFacts, new: ModuleFacts, named_elsewhere: Callable[[Mapping[str, range]], bool]
+    old: ModuleFacts, new: ModuleFacts, named_elsewhere: Callable[[Mapping[str, Naming]], bool]
 ) -> tuple[ModuleFacts, ModuleFacts]:
-    """Both versions less the functions only one of them defines, where the pass cannot see those:
-    each is defined at module level (or within such a function), calls nothing the pass sees, has no
-    events and does not train, and its name is named nowhere it could be called from
-    (`named_elsewhere`, given each name and the lines defining it in `new`, none where only `old`
-    defines it). The pass reaches a function only through a call or a reference naming it, so such a
-    function, defined or not, changes none of its results. Otherwise both versions as they are."""
+    """Both versions less the functions only one of them defines, where the pass cannot see those,
+    and less the plain calls of them made in the module: each function is defined at module level (or
+    within such a function), calls nothing the pass sees, has no events and does not train, and its
+    name is named nowhere it could be called from but by those calls (`named_elsewhere`, given each
+    name with the lines defining it in `new` and how many such calls each other line of the module
+    makes). The pass reaches a function only through a call or a reference naming it, and such a
+    function reaches nothing: a call that only runs it (not started in another process, not wrapped
+    for later, not handed over by name) changes none of the pass's results, nor does the function,
+    defined or not. Otherwise both versions as they are."""
     differing = {function.qualname for function in old.functions} ^ {function.qualname for function in new.functions}
     if not differing:
         return old, new
@@ -100,15 +107,40 @@ def without_unseen_functions(
         if function.calls or function.events or function.trains:
             return old, new
         names.add(name)
+
+    def plain(call: CallFact) -> bool:
+        return bool(call.targets) and differing.issuperset(call.targets) and not (call.reference or call.launcher or call.wrapped)
+
+    calls: dict[str, dict[int, int]] = {name: {} for name in names}
+    for call in _calls(new):
+        if plain(call):
+            for target in call.targets:
+                lines = calls.get(target.removeprefix(prefix))
+                if lines is not None:
+                    lines[call.line] = lines.get(call.line, 0) + 1
     defined_at = {function.qualname: range(function.line, function.end_line + 1) for function in new.functions}
-    if named_elsewhere({name: defined_at.get(prefix + name, range(0)) for name in sorted(names)}):
+    if named_elsewhere({name: (defined_at.get(prefix + name, range(0)), calls[name]) for name in sorted(names)}):
         return old, new
 
     def kept(facts: ModuleFacts) -> ModuleFacts:
+        def called(made: tuple[CallFact, ...]) -> tuple[CallFact, ...]:
+            return tuple(call for call in made if not plain(call))
+
         return replace(
             facts,
-            functions=tuple(function for function in facts.functions if function.qualname not in differing),
+            module_calls=called(facts.module_calls),
+            main_calls=called(facts.main_calls),
+            functions=tuple(replace(function, calls=called(function.calls)) for function in facts.functions if function.qualname not in differing),
             bindings=tuple((name, targets) for name, targets in facts.bindings if not (len(targets) == 1 and targets[0] in differing)),
+            # What those calls pass: such a function takes no setting from its callers.
+            arguments=tuple(passed for passed in facts.arguments if not (passed.targets and differing.issuperset(passed.targets))),
         )
 
     return kept(old), kept(new)
+
+
+def _calls(facts: ModuleFacts) -> Iterator[CallFact]:
+    yield from facts.module_calls
+    yield from facts.main_calls
+    for function in facts.functions:
+        yield from function.calls
