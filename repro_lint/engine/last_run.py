@@ -26,8 +26,8 @@ def seen_by_the_pass(
     """How the project pass sees the change from `before` to `after`: not at all (False); only in
     what it reports in this file (True), where lines moved or the places its fixes would edit
     changed; otherwise (None), it may see it. Calls and imports it cannot see (of a library's
-    functions and modules), and functions added or removed that nothing names, are left out where
-    the facts differ by more than moved lines."""
+    functions and modules), and functions added or removed that run nothing it sees, with the calls
+    that only run them, are left out where the facts differ by more than moved lines."""
     old, new = before.facts, after.facts
     if old == new:
         return False

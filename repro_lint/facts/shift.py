@@ -4,8 +4,9 @@ comment, a docstring, blank lines) shifts every line below it and changes nothin
 The project pass compares a module's lines only with each other (which event comes first, which
 function holds a line), so it gives the same results for both versions, but for the positions it
 reports in that module and the lines its messages name there. Calls and imports the pass cannot see
-(of a library's functions and modules: program.is_inert, ModuleNames.outside), and functions that
-nothing names, may be left out of both versions first.
+(of a library's functions and modules: program.is_inert, ModuleNames.outside), and functions added or
+removed that run nothing the pass sees, with the calls that only run them, may be left out of both
+versions first.
 """
 
 from __future__ import annotations
