@@ -395,6 +395,7 @@ def test_edits_the_project_pass_cannot_see_reuse_it(project, monkeypatch, name, 
         ("models/helpers.py", "def unused", "def go():\n    return 1\n\n\nregister(go)\n\n\ndef unused"),  # handed over
         ("models/helpers.py", "def unused", "def go():\n    return 1\n\n\ngo(go)\n\n\ndef unused"),  # called and handed over
         ("models/helpers.py", "def unused", "def go():\n    return 1\n\n\nfast = torch.compile(go)\n\n\ndef unused"),  # wrapped
+        ("models/helpers.py", "def unused", "def go(name):\n    globals()[name]()\n\n\ngo('x')\n\n\ndef unused"),  # it may run anything
         ("models/tuning.py", "\n\ndef fast():\n", "\n\ndef summary():\n    return 'tuning'\n\n\ndef fast():\n    summary()\n    print(summary)\n"),
         ("models/tuning.py", "\ndef fast():\n", "\ndef fast():\n    def inner():\n        return 2\n\n"),  # within a function that stays
     ],

@@ -87,7 +87,8 @@ def without_unseen_functions(
 ) -> tuple[ModuleFacts, ModuleFacts]:
     """Both versions less the functions only one of them defines, where the pass cannot see those,
     and less the plain calls of them made in the module: each function is defined at module level (or
-    within such a function), calls nothing the pass sees, has no events and does not train, and its
+    within such a function), calls nothing the pass sees, chooses nothing to run at run time
+    (`globals()[name]()`), has no events and does not train, and its
     name is named nowhere it could be called from but by those calls (`named_elsewhere`, given each
     name with the lines defining it in `new` and how many such calls each other line of the module
     makes). The pass reaches a function only through a call or a reference naming it, and such a
@@ -105,8 +106,8 @@ def without_unseen_functions(
         name, _, inner = function.qualname.removeprefix(prefix).partition(".")
         if inner and not (inner.startswith("<locals>.") and prefix + name in differing):
             return old, new  # a method, or a function within one that stays
-        if function.calls or function.events or function.trains:
-            return old, new
+        if function.calls or function.events or function.trains or function.dispatches:
+            return old, new  # a function choosing at run time what it runs may run anything
         names.add(name)
 
     def plain(call: CallFact) -> bool:
