@@ -506,6 +506,19 @@ def test_a_change_to_what_a_fix_in_the_file_reuses_runs_the_project_pass(project
     assert lint_paths([root], WITH_REP002, use_cache=True).findings == expected
 
 
+def test_a_bug_in_judging_the_record_runs_the_project_pass(project, monkeypatch):
+    root = project(WITH_HELPERS)
+    _full(root)
+    _edit(root, "models/helpers.py", "def unused", "def go():\n    return 1\n\n\ngo()\n\n\ndef unused")
+    expected = _full(root, use_cache=False)
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr("repro_lint.engine.engine.seen_by_the_pass", broken)
+    assert _full(root) == expected
+
+
 def test_a_file_added_runs_the_project_pass(project):
     root = project(TRAIN_ON_HELPERS)
     _full(root)
