@@ -8,7 +8,7 @@ is collected here, in the same traversal that runs the local rules.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
@@ -159,6 +159,13 @@ class ModuleFacts:
     # that may reach a project function (facts/callers_choice.py).
     choices: tuple[ChoiceFact, ...] = ()
     arguments: tuple[ArgumentsFact, ...] = ()
+
+    def every_call(self) -> Iterator[CallFact]:
+        """The module's calls wherever they are made: at module level, in its main block, in its functions."""
+        yield from self.module_calls
+        yield from self.main_calls
+        for function in self.functions:
+            yield from function.calls
 
     def binding(self, name: str) -> tuple[str, ...]:
         # `bindings` is sorted by name: a look-up needs no dict (the project pass makes 60,000 of them

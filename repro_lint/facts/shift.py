@@ -12,7 +12,7 @@ versions first.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import fields, is_dataclass, replace
 from functools import cache
 from typing import TYPE_CHECKING
@@ -110,11 +110,14 @@ def without_unseen_functions(
             return old, new  # a function choosing at run time what it runs may run anything
         names.add(name)
 
+    def only_them(targets: tuple[str, ...]) -> bool:
+        return bool(targets) and differing.issuperset(targets)
+
     def plain(call: CallFact) -> bool:
-        return bool(call.targets) and differing.issuperset(call.targets) and not (call.reference or call.launcher or call.wrapped)
+        return only_them(call.targets) and not (call.reference or call.launcher or call.wrapped)
 
     calls: dict[str, dict[int, int]] = {name: {} for name in names}
-    for call in _calls(new):
+    for call in new.every_call():
         if plain(call):
             for target in call.targets:
                 lines = calls.get(target.removeprefix(prefix))
@@ -125,24 +128,13 @@ def without_unseen_functions(
         return old, new
 
     def kept(facts: ModuleFacts) -> ModuleFacts:
-        def called(made: tuple[CallFact, ...]) -> tuple[CallFact, ...]:
-            return tuple(call for call in made if not plain(call))
-
+        facts = without_calls(facts, plain)
         return replace(
             facts,
-            module_calls=called(facts.module_calls),
-            main_calls=called(facts.main_calls),
-            functions=tuple(replace(function, calls=called(function.calls)) for function in facts.functions if function.qualname not in differing),
+            functions=tuple(function for function in facts.functions if function.qualname not in differing),
             bindings=tuple((name, targets) for name, targets in facts.bindings if not (len(targets) == 1 and targets[0] in differing)),
             # What those calls pass: such a function takes no setting from its callers.
-            arguments=tuple(passed for passed in facts.arguments if not (passed.targets and differing.issuperset(passed.targets))),
+            arguments=tuple(passed for passed in facts.arguments if not only_them(passed.targets)),
         )
 
     return kept(old), kept(new)
-
-
-def _calls(facts: ModuleFacts) -> Iterator[CallFact]:
-    yield from facts.module_calls
-    yield from facts.main_calls
-    for function in facts.functions:
-        yield from function.calls

@@ -142,7 +142,6 @@ class Processes:
         found = {}
         for name, facts in self.modules.items():
             events = [*facts.module_events, *facts.main_events, *(event for function in facts.functions for event in function.events)]
-            calls = [*facts.module_calls, *facts.main_calls, *(call for function in facts.functions for call in function.calls)]
             fresh = any(event.kind == "start_method" and event.what in FRESH_START_METHODS for event in events)
-            found[name] = (fresh, tuple(call for call in calls if call.launcher))
+            found[name] = (fresh, tuple(call for call in facts.every_call() if call.launcher))
         return found
