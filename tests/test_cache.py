@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import pickle
 import random
+import re
 import subprocess
 import sys
 import textwrap
@@ -412,6 +413,63 @@ def test_edits_the_project_pass_may_see_run_it(project, monkeypatch, name, old, 
     assert _full(root) == expected
 
 
+# A module calling functions of another that train.py does not import.
+WITH_REPORT = {**WITH_HELPERS, "models/report.py": "import models.helpers\nfrom models.helpers import unused\n\n\ndef report():\n    return unused()\n"}
+_SUMMARY = ("models/helpers.py", "def unused", "def summary():\n    return 'helpers'\n\n\ndef unused")
+
+
+@pytest.mark.parametrize(
+    "edits",
+    [
+        # A function that runs nothing added in one module, called from another that imports it.
+        [_SUMMARY, ("models/report.py", "import unused", "import summary, unused"), ("models/report.py", "    return", "    summary()\n    return")],
+        [_SUMMARY, ("models/report.py", "import unused", "import (\n    summary,\n    unused,\n)")],  # imported, not called
+        [_SUMMARY, ("models/report.py", "    return", "    models.helpers.summary()\n    return")],  # through the module's name
+        [_SUMMARY, ("models/report.py", "    return", "    x = models.helpers.summary() + models.helpers.summary()\n    return")],
+        [_SUMMARY, ("models/report.py", "import unused", "import summary as summary, unused"), ("models/report.py", "    return", "    summary()\n    return")],
+        # Removed with its calls.
+        [("models/helpers.py", "def unused():\n    return 1\n", ""), ("models/report.py", "from models.helpers import unused\n", ""), ("models/report.py", "return unused()", "return 1")],
+    ],
+)
+def test_a_function_running_nothing_added_in_one_module_and_called_from_another_reuses_the_pass(project, monkeypatch, edits):
+    root = project(WITH_REPORT)
+    _full(root)
+    for name, old, new in edits:
+        _edit(root, name, old, new)
+    expected = _full(root, use_cache=False)
+    with monkeypatch.context() as patched:
+        _forbid_project_pass(patched)
+        assert _full(root) == expected
+    assert _full(root) == expected
+
+
+@pytest.mark.parametrize(
+    "edits",
+    [
+        [_SUMMARY, ("models/report.py", "import unused", "import summary as short, unused"), ("models/report.py", "    return", "    short()\n    return")],
+        [_SUMMARY, ("models/tuning.py", "import torch\n", "import torch\nfrom models.helpers import summary\n")],  # a new import of a project module
+        [_SUMMARY, ("models/report.py", "    return", "    handler = models.helpers.summary\n    return")],  # a reference
+        [_SUMMARY, ("models/report.py", "    return", "    register(models.helpers.summary)\n    return")],  # handed over
+        [_SUMMARY, ("models/report.py", "import unused", "import summary, unused"), ("models/report.py", "    return", "    print(summary(), summary)\n    return")],
+        # A name another, unchanged module uses (`relu` in models/layers.py).
+        [("models/helpers.py", "def unused", "def relu():\n    return 1\n\n\ndef unused"), ("models/report.py", "    return", "    models.helpers.relu()\n    return")],
+        # The function added calls a project function.
+        [("models/helpers.py", "def unused", "def summary():\n    return later()\n\n\ndef unused"), ("models/report.py", "    return", "    models.helpers.summary()\n    return")],
+    ],
+)
+def test_a_function_added_in_one_module_and_called_from_another_where_the_pass_may_see_it_runs_it(project, monkeypatch, edits):
+    root = project(WITH_REPORT)
+    _full(root)
+    for name, old, new in edits:
+        _edit(root, name, old, new)
+    expected = _full(root, use_cache=False)
+    with monkeypatch.context() as patched:
+        _forbid_project_pass(patched)
+        with pytest.raises(ProjectPassRan):
+            _full(root)
+    assert _full(root) == expected
+
+
 # A function that runs nothing, appended with a call of it: from module-level code, or from a function
 # the module defines (the call its first statement, which moves the lines below it).
 _INERT = "\n\ndef inert_edit():\n    return 1\n"
@@ -451,6 +509,39 @@ def test_a_function_running_nothing_added_and_called_anywhere_gives_what_the_pas
                 assert lint_paths([root], WITH_REP002, use_cache=True).findings == expected, edited
             path.write_text(original)
     assert reused == len(list(root.rglob("*.py")))
+
+
+@pytest.mark.parametrize("source", ["fixture", "image_classifier"])
+def test_a_function_running_nothing_added_in_one_module_and_called_from_another_gives_what_the_pass_gives(project, monkeypatch, source):
+    """The same claim across modules, for every pair of modules of projects whose programs the rules
+    judge: each gives what a run without the cache gives, from the last run's pass where the caller
+    imported the function's module already (a new import of a project module may change programs)."""
+    if source == "fixture":
+        root = project(WITH_REPORT)
+    else:
+        root = project({path.name: path.read_text() for path in (EXAMPLES / source).glob("*.py")})
+    files = sorted(root.rglob("*.py"))
+    passes = []
+    build = ProjectModel.__init__
+    monkeypatch.setattr(ProjectModel, "__init__", lambda model, *args: passes.append(1) or build(model, *args))
+    reused = importing = 0
+    for defining in files:
+        module = ".".join(defining.relative_to(root).with_suffix("").parts)
+        for calling in files:
+            if calling == defining:
+                continue
+            texts = defining.read_text(), calling.read_text()
+            importing += bool(re.search(rf"^(from {re.escape(module)} import|import {re.escape(module)}$)", texts[1], re.MULTILINE))
+            lint_paths([root], WITH_REP002, use_cache=True)
+            defining.write_text(texts[0] + _INERT)
+            calling.write_text(texts[1] + f"\n\nfrom {module} import inert_edit\n\ninert_edit()\n")
+            expected = lint_paths([root], WITH_REP002).findings
+            passes.clear()
+            assert lint_paths([root], WITH_REP002, use_cache=True).findings == expected, (defining, calling)
+            reused += not passes
+            defining.write_text(texts[0])
+            calling.write_text(texts[1])
+    assert reused == importing > 0
 
 
 # Statements an edit inserts: some the project pass cannot see, some it must (they change findings).

@@ -205,16 +205,16 @@ class Engine:
         cache = self._cache_for(project)
         assert cache is not None, "a project with a last run has a cache"
         self._analyze_modules([(module, cache) for module in changed])
-        moved: list[SourceModule] = []
-        names = ModuleNames(recorded.modules)
+        versions = []
         for module in changed:
             before = cache.load(module.display, files[module.display].identity, files[module.display].digest)
-            named = partial(named_elsewhere, project, module)
-            seen = seen_by_the_pass(before, self._analyze(module), recorded, names, named) if before is not None else None
-            if seen is None:
+            if before is None:
                 return None
-            if seen:
-                moved.append(module)
+            versions.append((before, self._analyze(module)))
+        seen = seen_by_the_pass(versions, recorded, ModuleNames(recorded.modules), partial(named_elsewhere, project, changed))
+        if seen is None:
+            return None
+        moved = [module for module, lines_moved in zip(changed, seen) if lines_moved]
         if any(points_into(finding, module) for finding in recorded.program_findings for module in moved):
             return None
         displays = {module.display for module in changed}

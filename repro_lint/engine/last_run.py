@@ -3,73 +3,136 @@ project pass could see the change at all, and whether findings of the pass point
 
 from __future__ import annotations
 
+import ast
 import re
-from collections.abc import Callable, Mapping
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from functools import partial
+from typing import TYPE_CHECKING
 
 from repro_lint.analysis.result import FileAnalysis
 from repro_lint.core.findings import Finding
 from repro_lint.engine.cache import RecordedRun
 from repro_lint.engine.modules import Project, SourceModule
-from repro_lint.facts.shift import Naming, same_but_for_moved_lines, without_calls, without_imports, without_unseen_functions
+from repro_lint.facts.shift import Naming, calls_of, same_but_for_moved_lines, unseen_functions, without_calls, without_imports, without_unseen
 from repro_lint.program.module_names import ModuleNames
+
+if TYPE_CHECKING:  # the facts' module loads LibCST, which a run answered from its record never does
+    from repro_lint.facts.module_facts import ModuleFacts
 
 
 def seen_by_the_pass(
-    before: FileAnalysis,
-    after: FileAnalysis,
+    changes: Sequence[tuple[FileAnalysis, FileAnalysis]],
     recorded: RecordedRun,
     names: ModuleNames,
-    named_elsewhere: Callable[[Mapping[str, Naming]], bool],
-) -> bool | None:
-    """How the project pass sees the change from `before` to `after`: not at all (False); only in
-    what it reports in this file (True), where lines moved or the places its fixes would edit
-    changed; otherwise (None), it may see it. Calls and imports it cannot see (of a library's
-    functions and modules), and functions added or removed that run nothing it sees, with the calls
-    that only run them, are left out where the facts differ by more than moved lines."""
-    old, new = before.facts, after.facts
-    if old == new:
-        return False
-    if old is None or new is None:
-        return None
-    if not same_but_for_moved_lines(old, new):
-        from repro_lint.program.model import is_inert  # the model loads LibCST, which a run answered from its record never does
+    named_elsewhere: Callable[[Sequence[Mapping[str, Naming]]], bool],
+) -> list[bool] | None:
+    """How the project pass sees the changes to the changed files, each from its analysis before to
+    the one after: not at all (False); only in what it reports in that file (True), where lines
+    moved or the places its fixes would edit changed; None where it may see one. Calls and imports it
+    cannot see (of a library's functions and modules), and functions added or removed that run
+    nothing it sees, with the calls that only run them in any of the files, are left out where the
+    facts differ by more than moved lines: where `named_elsewhere`, given for each file where its
+    text may name those functions, finds no other place naming one."""
+    seen: list[bool] = []
+    differing: dict[int, tuple[ModuleFacts, ModuleFacts, bool]] = {}
+    for before, after in changes:
+        old, new = before.facts, after.facts
+        if old is None or new is None:
+            if old != new:
+                return None
+        elif old != new and not same_but_for_moved_lines(old, new):
+            from repro_lint.program.model import is_inert  # the model loads LibCST, which a run answered from its record never does
 
-        inert = partial(is_inert, module=new.module, names=names, function_names=recorded.function_names)
-        # A module's fix facts are read only for the fixes of findings in that module: a fix edits its
-        # finding's file alone (an edit holds positions, not a path).
-        fixes_changed = old.fix != new.fix
-        old, new = (replace(without_imports(without_calls(facts, inert), names.outside), fix=None) for facts in (old, new))
-        old, new = without_unseen_functions(old, new, named_elsewhere)
+            inert = partial(is_inert, module=new.module, names=names, function_names=recorded.function_names)
+            # A module's fix facts are read only for the fixes of findings in that module: a fix edits its
+            # finding's file alone (an edit holds positions, not a path).
+            fixes_changed = old.fix != new.fix
+            old, new = (replace(without_imports(without_calls(facts, inert), names.outside), fix=None) for facts in (old, new))
+            differing[len(seen)] = (old, new, fixes_changed)
+        seen.append(old != new)
+    if not differing:
+        return seen
+    unseen = unseen_functions((old, new) for old, new, _ in differing.values())
+    if unseen is None:
+        return None
+    namings: list[Mapping[str, Naming]] = [{} for _ in changes]
+    for at, (old, new, fixes_changed) in differing.items():
+        if unseen:
+            denoted = partial(_denoted, unseen, names, new.module)
+            namings[at] = calls_of(changes[at][1].facts, denoted, unseen.values())  # type: ignore[arg-type]
+            no_module = partial(_names_no_module, names, new.module)
+            old, new = (without_unseen(facts, denoted, no_module) for facts in (old, new))
         if not same_but_for_moved_lines(old, new):
             return None
-        return fixes_changed or old != new
-    return True
+        seen[at] = fixes_changed or old != new
+    if unseen and named_elsewhere(namings):
+        return None
+    return seen
 
 
-def named_elsewhere(project: Project, module: SourceModule, names: Mapping[str, Naming]) -> bool:
-    """Whether one of `names` occurs as a word in `module` outside the lines defining it and more
-    often on a line than its plain calls there (given with it), or in another file of the project:
-    where a call of a function of that name could be. Files not read in this run are read for it,
-    once for all the names, as bytes, and not kept."""
+def _denoted(unseen: Mapping[str, str], names: ModuleNames, importer: str, target: str) -> str | None:
+    """The name of the function in `unseen` that `target`, written in `importer`, denotes: itself, or
+    a member of the module its other parts name as the pass resolves them (`model.summary` in a script
+    beside model.py); None where it denotes none of them."""
+    found = unseen.get(target)
+    if found is None and (split := names.split(target, importer)) is not None and len(split[1]) == 1:
+        found = unseen.get(f"{split[0]}.{split[1][0]}")
+    return found
+
+
+def _names_no_module(names: ModuleNames, importer: str, name: str) -> bool:
+    return not names.candidates(name, importer)
+
+
+def named_elsewhere(project: Project, changed: Sequence[SourceModule], namings: Sequence[Mapping[str, Naming]]) -> bool:
+    """Whether one of the names `namings` holds occurs as a word where a call of a function of that
+    name could be: in a changed module with a naming of it (its lines defining it, and how many plain
+    calls of it each other line makes), outside the lines defining it and more often on a line than
+    those calls and the unaliased `from ... import` of it there; in any other file of the project, at
+    all. Files not read in this run are read for it, once for all the names, as bytes, and not kept."""
+    names = sorted({name for naming in namings for name in naming})
     if not all(name.isascii() for name in names):
         return True  # searched for as ASCII bytes in files of any encoding
     words = {name: re.compile(rf"(?<!\w){re.escape(name)}(?!\w)", re.ASCII) for name in names}
-    for number, line in enumerate(module.text.split("\n"), 1):  # as LineIndex counts
-        for name, word in words.items():
-            defining, calls = names[name]
-            if number not in defining and len(word.findall(line)) > calls.get(number, 0):
-                return True
+    searched = set()
+    for module, naming in zip(changed, namings):
+        if not naming:
+            continue  # searched as the other files are
+        searched.add(id(module))
+        imported = _imported_unaliased(module.text, naming)
+        if imported is None:
+            return True
+        for number, line in enumerate(module.text.split("\n"), 1):  # as LineIndex counts
+            for name, (defining, calls) in naming.items():
+                if number not in defining and len(words[name].findall(line)) > calls.get(number, 0) + imported[name].get(number, 0):
+                    return True
     encoded = [name.encode() for name in names]
     any_word = re.compile(rf"(?<!\w)(?:{'|'.join(map(re.escape, names))})(?!\w)".encode(), re.ASCII)
     for other in project.modules:
-        if other is not module:
+        if id(other) not in searched:
             data = other.raw()
             # The substring test first: far quicker than the pattern, and most files hold no name.
             if data is None or (any(name in data for name in encoded) and any_word.search(data)):
                 return True
     return False
+
+
+def _imported_unaliased(text: str, names: Iterable[str]) -> dict[str, Counter[int]] | None:
+    """For each of `names`, how many times each line of `text` names it in `from ... import NAME`
+    (unaliased, or aliased to itself); None where Python cannot parse it."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    found: dict[str, Counter[int]] = {name: Counter() for name in names}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                if alias.name in found and alias.asname in (None, alias.name):
+                    found[alias.name][alias.lineno] += 1 if alias.asname is None else 2
+    return found
 
 
 def points_into(finding: Finding, module: SourceModule) -> bool:

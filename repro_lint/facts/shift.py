@@ -5,23 +5,23 @@ The project pass compares a module's lines only with each other (which event com
 function holds a line), so it gives the same results for both versions, but for the positions it
 reports in that module and the lines its messages name there. Calls and imports the pass cannot see
 (of a library's functions and modules: program.is_inert, ModuleNames.outside), and functions added or
-removed that run nothing the pass sees, with the calls that only run them, may be left out of both
-versions first.
+removed that run nothing the pass sees, with the calls that only run them in any module, may be left
+out of both versions first.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import fields, is_dataclass, replace
-from functools import cache
+from functools import cache, partial
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the facts' module loads LibCST, which a run answered from its record never does
     from repro_lint.facts.module_facts import CallFact, ModuleFacts
 
 # Where a module's text may name a function without the pass seeing it: the lines defining it, and
-# the number of its plain calls on each other line (see `without_unseen_functions`).
+# the number of its plain calls on each other line (see `calls_of`).
 Naming = tuple[range, Mapping[int, int]]
 
 # A field whose annotation names `Line` (repro_lint.core.source) holds lines: `Line`, `Line | None`, pairs
@@ -82,59 +82,74 @@ def without_imports(facts: ModuleFacts, outside: Callable[[str], bool]) -> Modul
     )
 
 
-def without_unseen_functions(
-    old: ModuleFacts, new: ModuleFacts, named_elsewhere: Callable[[Mapping[str, Naming]], bool]
-) -> tuple[ModuleFacts, ModuleFacts]:
-    """Both versions less the functions only one of them defines, where the pass cannot see those,
-    and less the plain calls of them made in the module: each function is defined at module level (or
-    within such a function), calls nothing the pass sees, chooses nothing to run at run time
-    (`globals()[name]()`), has no events and does not train, and its
-    name is named nowhere it could be called from but by those calls (`named_elsewhere`, given each
-    name with the lines defining it in `new` and how many such calls each other line of the module
-    makes). The pass reaches a function only through a call or a reference naming it, and such a
-    function reaches nothing: a call that only runs it (not started in another process, not wrapped
-    for later, not handed over by name) changes none of the pass's results, nor does the function,
-    defined or not. Otherwise both versions as they are."""
-    differing = {function.qualname for function in old.functions} ^ {function.qualname for function in new.functions}
-    if not differing:
-        return old, new
-    prefix = f"{new.module}."
-    names: set[str] = set()
-    for function in (*old.functions, *new.functions):
-        if function.qualname not in differing:
-            continue
-        name, _, inner = function.qualname.removeprefix(prefix).partition(".")
-        if inner and not (inner.startswith("<locals>.") and prefix + name in differing):
-            return old, new  # a method, or a function within one that stays
-        if function.calls or function.events or function.trains or function.dispatches:
-            return old, new  # a function choosing at run time what it runs may run anything
-        names.add(name)
+def unseen_functions(changes: Iterable[tuple[ModuleFacts, ModuleFacts]]) -> dict[str, str] | None:
+    """The functions that only one version of their module defines, each with the name its module
+    binds it to (its own; for one defined within another such function, that one's), where the pass
+    cannot see any of them: each is defined at module level (or within such a function), calls
+    nothing the pass sees, chooses nothing to run at run time (`globals()[name]()`), has no events
+    and does not train. None where one of them is not such a function.
 
-    def only_them(targets: tuple[str, ...]) -> bool:
-        return bool(targets) and differing.issuperset(targets)
+    The pass reaches a function only through a call or a reference naming it, and such a function
+    reaches nothing: a call that only runs it (not started in another process, not wrapped for
+    later, not handed over by name), made in its module or another, changes none of the pass's
+    results, nor does the function, defined or not, nor a name importing it. Which texts may name
+    it otherwise is for the caller to rule out (see `calls_of`)."""
+    found: dict[str, str] = {}
+    for old, new in changes:
+        differing = {function.qualname for function in old.functions} ^ {function.qualname for function in new.functions}
+        prefix = f"{new.module}."
+        for function in (*old.functions, *new.functions):
+            if function.qualname not in differing:
+                continue
+            name, _, inner = function.qualname.removeprefix(prefix).partition(".")
+            if inner and not (inner.startswith("<locals>.") and prefix + name in differing):
+                return None  # a method, or a function within one that stays
+            if function.calls or function.events or function.trains or function.dispatches:
+                return None  # a function choosing at run time what it runs may run anything
+            found[function.qualname] = name
+    return found
 
-    def plain(call: CallFact) -> bool:
-        return only_them(call.targets) and not (call.reference or call.launcher or call.wrapped)
 
-    calls: dict[str, dict[int, int]] = {name: {} for name in names}
-    for call in new.every_call():
-        if plain(call):
+# Which of those functions a name written in one module denotes (its module part resolved as the pass
+# resolves it: `from model import summary` in a script beside model.py), by the name its module binds
+# it to; None for any other name.
+Denoted = Callable[[str], "str | None"]
+
+
+def _only(denoted: Denoted, targets: tuple[str, ...]) -> bool:
+    return bool(targets) and all(denoted(target) is not None for target in targets)
+
+
+def _plain(denoted: Denoted, call: CallFact) -> bool:
+    """A call that only runs functions the pass cannot see."""
+    return _only(denoted, call.targets) and not (call.reference or call.launcher or call.wrapped)
+
+
+def without_unseen(facts: ModuleFacts, denoted: Denoted, no_module: Callable[[str], bool]) -> ModuleFacts:
+    """The facts less the functions the pass cannot see (`denoted`: see `unseen_functions`), the
+    plain calls of them and what those pass (such a function takes no setting from its callers), and
+    the names importing them unaliased (`from models.helpers import summary`, with the import of
+    `models.helpers.summary`, where `no_module` says that names no module)."""
+    facts = without_calls(facts, partial(_plain, denoted))
+    return replace(
+        facts,
+        functions=tuple(function for function in facts.functions if denoted(function.qualname) is None),
+        imports=tuple(name for name in facts.imports if not (denoted(name) is not None and no_module(name))),
+        bindings=tuple((name, targets) for name, targets in facts.bindings if not (len(targets) == 1 and denoted(targets[0]) == name)),
+        arguments=tuple(passed for passed in facts.arguments if not _only(denoted, passed.targets)),
+    )
+
+
+def calls_of(facts: ModuleFacts, denoted: Denoted, names: Iterable[str]) -> dict[str, Naming]:
+    """Where the module's text may name the functions the pass cannot see, by their `names`: the lines
+    defining one of them here, and the number of plain calls of them each other line makes. The
+    caller rules out any other place naming one (a reference, a call that hands one over, an alias)."""
+    lines: dict[str, dict[int, int]] = {name: {} for name in names}
+    for call in facts.every_call():
+        if _plain(denoted, call):
             for target in call.targets:
-                lines = calls.get(target.removeprefix(prefix))
-                if lines is not None:
-                    lines[call.line] = lines.get(call.line, 0) + 1
-    defined_at = {function.qualname: range(function.line, function.end_line + 1) for function in new.functions}
-    if named_elsewhere({name: (defined_at.get(prefix + name, range(0)), calls[name]) for name in sorted(names)}):
-        return old, new
-
-    def kept(facts: ModuleFacts) -> ModuleFacts:
-        facts = without_calls(facts, plain)
-        return replace(
-            facts,
-            functions=tuple(function for function in facts.functions if function.qualname not in differing),
-            bindings=tuple((name, targets) for name, targets in facts.bindings if not (len(targets) == 1 and targets[0] in differing)),
-            # What those calls pass: such a function takes no setting from its callers.
-            arguments=tuple(passed for passed in facts.arguments if not only_them(passed.targets)),
-        )
-
-    return kept(old), kept(new)
+                counts = lines[denoted(target)]  # type: ignore[index]
+                counts[call.line] = counts.get(call.line, 0) + 1
+    defined_at = {function.qualname: range(function.line, function.end_line + 1) for function in facts.functions}
+    prefix = f"{facts.module}."
+    return {name: (defined_at.get(prefix + name, range(0)), counts) for name, counts in sorted(lines.items())}
