@@ -13,7 +13,10 @@ from repro_lint.api import fix_source, lint_source
 from repro_lint.core.findings import Applicability, Edit, Fix
 from repro_lint.core.settings import Settings
 from repro_lint.core.source import Position
+from repro_lint.engine.discovery import discover
+from repro_lint.engine.engine import Engine
 from repro_lint.engine.fixes import apply_fixes, write_atomically
+from repro_lint.engine.modules import group_projects
 
 
 def _fix(start: tuple[int, int], end: tuple[int, int], content: str) -> Fix:
@@ -83,6 +86,16 @@ def test_nested_fixes_reach_a_fixed_point():
     # Both use one seed constant, added once.
     assert fixed.count("random_state=SEED") == 2 and fixed.count("SEED = 0") == 1
     assert lint_source(fixed, settings=Settings(select=("REP204",))) == []
+
+
+def test_fix_rounds_leave_the_programs_of_the_last_round(project):
+    """Each round judges the programs again; the engine keeps the last round's, not every round's."""
+    root = project({"train.py": "import torch\ntorch.backends.cudnn.benchmark = True\nif __name__ == '__main__':\n    torch.nn.Linear(2, 2)(torch.ones(2)).sum().backward()\n"})
+    settings = Settings()
+    engine = Engine(settings)
+    _, fixed = engine.fix(group_projects(discover([root], settings), [root], settings), unsafe=True)
+    assert fixed > 1
+    assert [program.path for program in engine.programs] == [str(root / "train.py")]
 
 
 def test_crlf_line_endings_survive_a_fix():

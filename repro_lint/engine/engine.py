@@ -127,6 +127,7 @@ class Engine:
 
     def findings(self, projects: Sequence[Project]) -> list[Finding]:
         self.display = Progress(self.progress and sum(len(project.modules) for project in projects) >= MIN_FILES)
+        self.programs = []  # this call's: each fix round judges the programs again
         found: list[Finding] = []
         pending = []
         for whole in projects:
