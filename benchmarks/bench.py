@@ -31,11 +31,16 @@ row of --repeat 1):
                         nothing the pass sees, which reuses it
   warm, function called the same after appending a function that calls another one it appends, and
                         a call of it (others each run): the project pass sees the calls, and runs again
+  warm, inert function called from another module
+                        the same after appending a function that calls nothing to a module the file
+                        imports names from, and to the file that import of it and a call (others
+                        each run): the pass cannot see those, and is reused
   pre-commit            `check ONE_FILE` from the tree's root, cold: what a pre-commit hook pays
                         the first time
   pre-commit after an audit
                         `check ONE_FILE` after `check .` filled the cache and the file was edited
-                        as above: what a pre-commit hook pays on a commit after an audit
+                        as above: what a pre-commit hook pays on a commit after an audit (both
+                        files, for the edit across modules)
   tree + copy           (--scaling) cold `check` on a folder holding the tree twice
 Peak memory is the largest resident set of any one process of the command (ru_maxrss of children).
 The cold run and its references take turns, run after run; every row gives its median wall time as
@@ -57,6 +62,7 @@ import argparse
 import compileall
 import importlib.util
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -103,8 +109,8 @@ def _repro_lint(*arguments: str) -> list[str]:
     return [sys.executable, "-m", "repro_lint", *arguments]
 
 
-def _check(jobs: int, target: str) -> list[str]:
-    return _repro_lint("check", "--jobs", str(jobs), "--exit-zero", "--quiet", target)
+def _check(jobs: int, *targets: str) -> list[str]:
+    return _repro_lint("check", "--jobs", str(jobs), "--exit-zero", "--quiet", *targets)
 
 
 def _clean(tree: Path) -> None:
@@ -133,6 +139,26 @@ EDITS: dict[str, Callable[[bytes, int], bytes]] = {
     "function called": lambda text, number: text
     + f"\n\ndef benchmark_edit_{number}():\n    benchmark_step_{number}()\n\n\ndef benchmark_step_{number}():\n    pass\n\n\nbenchmark_edit_{number}()\n".encode(),
 }
+
+
+ACROSS = "inert function called from another module"
+_FROM_IMPORT = re.compile(r"^from ([\w.]+) import", re.MULTILINE)
+
+
+def _imported_from(tree: Path, changed: Path) -> tuple[Path, str] | None:
+    """A module of the tree that `changed` imports names from at module level (`from X import y`),
+    with the file's own spelling of it: where the edit across modules defines its function."""
+    for spec in _FROM_IMPORT.findall(changed.read_text(encoding="utf-8", errors="replace")):
+        parts = [part for part in spec.lstrip(".").split(".") if part]
+        dots = len(spec) - len(spec.lstrip("."))
+        if dots > len(changed.relative_to(tree).parts) - 1:
+            continue  # above the tree
+        bases = [changed.parents[dots - 1]] if dots else [tree, tree / "src", changed.parent]
+        for base in bases:
+            for candidate in (base.joinpath(*parts).with_suffix(".py"), base.joinpath(*parts, "__init__.py")):
+                if parts and candidate.is_file() and candidate != changed:
+                    return candidate, spec
+    return None
 
 
 class Bench:
@@ -194,6 +220,9 @@ class Bench:
         relative = changed.relative_to(tree).as_posix()
         for edit in EDITS:
             self._add(tree, files, f"warm, {edit}", self._edited(tree, changed, EDITS[edit], "."))
+        source = _imported_from(tree, changed)
+        if source is not None:
+            self._add(tree, files, f"warm, {ACROSS}", self._edited_across(tree, changed, *source, "."))
         runs = []
         for _ in range(self.repeat):
             _clean(tree)
@@ -202,6 +231,9 @@ class Bench:
         _measure(_check(self.jobs, "."), tree)  # an audit fills the cache
         for edit in EDITS:
             self._add(tree, files, f"pre-commit after an audit, {edit}", self._edited(tree, changed, EDITS[edit], relative))
+        if source is not None:
+            both = (relative, source[0].relative_to(tree).as_posix())
+            self._add(tree, files, f"pre-commit after an audit, {ACROSS}", self._edited_across(tree, changed, *source, *both))
 
     def _edited(self, tree: Path, changed: Path, edit: Callable[[bytes, int], bytes], target: str) -> list[Run]:
         """`check TARGET` after each of --warm-repeat edits of `changed` (a new text each time)."""
@@ -213,6 +245,22 @@ class Bench:
                 runs.append(_measure(_check(self.jobs, target), tree))
         finally:
             changed.write_bytes(original)
+        return runs
+
+    def _edited_across(self, tree: Path, changed: Path, defining: Path, spec: str, *targets: str) -> list[Run]:
+        """`check TARGETS` after each of --warm-repeat edits that append a function calling nothing to
+        `defining` and, to `changed`, `from SPEC import` of it and a call."""
+        originals = changed.read_bytes(), defining.read_bytes()
+        runs = []
+        try:
+            for number in range(self.warm_repeat):
+                name = f"benchmark_across_{number}"
+                defining.write_bytes(originals[1] + f"\n\ndef {name}():\n    pass\n".encode())
+                changed.write_bytes(originals[0] + f"\n\nfrom {spec} import {name}\n\n{name}()\n".encode())
+                runs.append(_measure(_check(self.jobs, *targets), tree))
+        finally:
+            changed.write_bytes(originals[0])
+            defining.write_bytes(originals[1])
         return runs
 
     def table(self) -> str:
