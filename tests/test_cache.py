@@ -418,6 +418,15 @@ WITH_REPORT = {**WITH_HELPERS, "models/report.py": "import models.helpers\nfrom 
 _SUMMARY = ("models/helpers.py", "def unused", "def summary():\n    return 'helpers'\n\n\ndef unused")
 
 
+def _report_edited(project, edits):
+    """WITH_REPORT after an audit and `edits`: its root, and what a run without the cache gives."""
+    root = project(WITH_REPORT)
+    _full(root)
+    for name, old, new in edits:
+        _edit(root, name, old, new)
+    return root, _full(root, use_cache=False)
+
+
 @pytest.mark.parametrize(
     "edits",
     [
@@ -432,11 +441,7 @@ _SUMMARY = ("models/helpers.py", "def unused", "def summary():\n    return 'help
     ],
 )
 def test_a_function_running_nothing_added_in_one_module_and_called_from_another_reuses_the_pass(project, monkeypatch, edits):
-    root = project(WITH_REPORT)
-    _full(root)
-    for name, old, new in edits:
-        _edit(root, name, old, new)
-    expected = _full(root, use_cache=False)
+    root, expected = _report_edited(project, edits)
     with monkeypatch.context() as patched:
         _forbid_project_pass(patched)
         assert _full(root) == expected
@@ -458,11 +463,7 @@ def test_a_function_running_nothing_added_in_one_module_and_called_from_another_
     ],
 )
 def test_a_function_added_in_one_module_and_called_from_another_where_the_pass_may_see_it_runs_it(project, monkeypatch, edits):
-    root = project(WITH_REPORT)
-    _full(root)
-    for name, old, new in edits:
-        _edit(root, name, old, new)
-    expected = _full(root, use_cache=False)
+    root, expected = _report_edited(project, edits)
     with monkeypatch.context() as patched:
         _forbid_project_pass(patched)
         with pytest.raises(ProjectPassRan):
