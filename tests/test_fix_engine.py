@@ -88,6 +88,22 @@ def test_nested_fixes_reach_a_fixed_point():
     assert lint_source(fixed, settings=Settings(select=("REP204",))) == []
 
 
+def test_fixed_text_is_checked_by_cpythons_parser_first(monkeypatch):
+    """LibCST parses only what CPython refuses (syntax newer than this Python, which it may read):
+    its tree of a large fixed file stayed in a fix round's memory."""
+    import repro_lint.analysis.python as python
+
+    def refused(text):
+        raise AssertionError("LibCST parsed a text CPython reads")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(python, "parse", refused)
+        assert parses("import torch\ntorch.manual_seed(0)\n")
+    assert not parses("torch.manual_seed(0\n")
+    assert not parses("x = 1\0\n")
+    assert not parses("x = " + "(" * 300 + ")" * 300 + "\n")  # too many nested parentheses for CPython
+
+
 def test_fix_rounds_leave_the_programs_of_the_last_round(project):
     """Each round judges the programs again; the engine keeps the last round's, not every round's."""
     root = project({"train.py": "import torch\ntorch.backends.cudnn.benchmark = True\nif __name__ == '__main__':\n    torch.nn.Linear(2, 2)(torch.ones(2)).sum().backward()\n"})
