@@ -168,6 +168,33 @@ def test_few_files_are_analysed_in_process(monkeypatch):
     assert [finding.code for _, analysis in analyses for finding in analysis.findings] == ["REP106"] * 3
 
 
+def test_a_large_file_is_analysed_by_a_worker_however_few_the_files(monkeypatch):
+    """Its tree would stay in this process's memory beside the project's analyses; the small files
+    are analysed here, and every analysis is what one process gives."""
+    here = []
+    real = workers._Analyser.__call__
+
+    def counting(self, task):
+        here.append(task.display)
+        return real(self, task)
+
+    monkeypatch.setattr(workers._Analyser, "__call__", counting)
+    monkeypatch.setattr(workers, "WORKER_ONLY_BYTES", 300)
+    large = [
+        workers.Task(packed(_helper(number) + "".join(f"CONSTANT_{index} = {index * 7919 % 104729}\n" for index in range(100))), f"lib/large_{number}.py", ModuleIdentity.from_relative_path(f"lib/large_{number}.py"), True)
+        for number in range(5)  # more than a worker's queue holds
+    ]
+    tasks = [*_tasks(3), *large]
+    assert [len(task.source) >= workers.WORKER_ONLY_BYTES for task in tasks] == [False] * 3 + [True] * 5
+    analysed = dict(workers.analyse_all(tasks, Settings(), jobs=2))
+    assert here and not any(display.startswith("lib/large") for display in here)
+    here.clear()
+    assert [(analysed[index].findings, analysed[index].facts) for index in range(len(tasks))] == [
+        (analysis.findings, analysis.facts) for _, analysis in workers.analyse_all(tasks, Settings(), jobs=1)
+    ]
+    assert len(here) == len(tasks)  # one job: all in this process
+
+
 def test_files_read_for_facts_run_no_local_rule():
     task = _tasks(1)[0]
     facts_only = workers.Task(task.source, task.display, task.identity, report=False)

@@ -40,6 +40,15 @@ _QUEUED_PER_WORKER = 3
 # Measured on transformers' files, 2 jobs: with this process analysing too, 511 files took 0.95x the
 # time of two workers, 928 files 1.03x and 2,883 files 1.2x.
 HELPS_BELOW_FILES = 500
+# A file whose packed text is this large has some 10,000 tokens or more (0.6-0.8 a packed byte in
+# transformers' largest files), and its LibCST tree and positions take 35 MB or more. With more than
+# one job such a file is analysed by a worker, however few the files: this process may hold every
+# analysis of a large project for the pass that follows, and much of a tree's memory, freed, stays
+# with the process, pinned by the analysis made beside it. After an audit of transformers, an edit of
+# modeling_utils.py took this process to 306 MB (235 MB so), and a fix campaign to 430 MB (286 MB so,
+# and 314 MB with this limit at 30,000). Such an edit pays a worker's start (0.2 s); 7% of
+# transformers' files are this large, none of pytorch/examples'.
+WORKER_ONLY_BYTES = 15_000
 _DIED = "the process analysing it died (a crash in a native library, or out of memory)"
 
 
@@ -105,7 +114,8 @@ def analyse_all(tasks: Sequence[Task], settings: Settings, jobs: int) -> Iterato
     if not tasks:
         return
     workers = min(jobs, len(tasks) // (POOL_MIN_FILES // 2) or 1)  # each worker earns its start-up
-    if workers <= 1 or len(tasks) < POOL_MIN_FILES:
+    large = sum(len(task.source) >= WORKER_ONLY_BYTES for task in tasks) if jobs > 1 else 0
+    if (workers <= 1 or len(tasks) < POOL_MIN_FILES) and not large:
         analyser = _Analyser(settings)
         for index, task in enumerate(tasks):
             yield index, analyser(task)
@@ -118,7 +128,7 @@ def analyse_all(tasks: Sequence[Task], settings: Settings, jobs: int) -> Iterato
         with collector_paused():
             yield from _on_pool(tasks, order, settings, workers, None)
     else:
-        yield from _on_pool(tasks, order, settings, workers - 1, _Analyser(settings))
+        yield from _on_pool(tasks, order, settings, max(workers - 1, min(jobs - 1, large)), _Analyser(settings))
 
 
 def _on_pool(
@@ -126,7 +136,7 @@ def _on_pool(
 ) -> Iterator[tuple[int, FileAnalysis]]:
     """The pool's loop. Each worker has a few tasks queued, not all of them: with `analyser`, this
     process takes the smallest files from the other end, so that it is never long away from
-    collecting; and a worker that dies (a crash in a native library, the kernel's out-of-memory
+    collecting, and none as large as `WORKER_ONLY_BYTES`; and a worker that dies (a crash in a native library, the kernel's out-of-memory
     killer) takes down only the tasks then in flight, which are analysed again one by one, each in
     a process of its own, to find the one that killed it."""
     pool = _pool(spawned, settings)
@@ -136,7 +146,7 @@ def _on_pool(
             while waiting and len(in_flight) < _QUEUED_PER_WORKER * spawned:
                 index = waiting.popleft()
                 in_flight[pool.submit(_run, tasks[index])] = index
-            if analyser is not None and waiting:
+            if analyser is not None and waiting and len(tasks[waiting[-1]].source) < WORKER_ONLY_BYTES:
                 index = waiting.pop()
                 yield index, analyser(tasks[index])
                 done = [future for future in in_flight if future.done()]
