@@ -125,12 +125,9 @@ def test_pool_is_a_spawn_pool_and_answers_every_task(monkeypatch):
     ]
 
 
-@pytest.mark.parametrize("helps_below, spawned", [(workers.HELPS_BELOW_FILES, 1), (10, 2)])
-def test_this_process_analyses_its_share_beside_the_workers_in_smaller_runs(monkeypatch, helps_below, spawned):
-    """With two jobs and fewer files than `HELPS_BELOW_FILES`, one worker is spawned and this process
-    takes files too; with more, two workers take them all. Spawned workers import the module
-    afresh, so only this process's analyses are counted here."""
-    monkeypatch.setattr(workers, "HELPS_BELOW_FILES", helps_below)
+def _analysed_here(monkeypatch):
+    """The files this process analyses, in order, from now on. Spawned workers import the module
+    afresh, so only this process's analyses are counted."""
     here = []
     real = workers._Analyser.__call__
 
@@ -139,6 +136,15 @@ def test_this_process_analyses_its_share_beside_the_workers_in_smaller_runs(monk
         return real(self, task)
 
     monkeypatch.setattr(workers._Analyser, "__call__", counting)
+    return here
+
+
+@pytest.mark.parametrize("helps_below, spawned", [(workers.HELPS_BELOW_FILES, 1), (10, 2)])
+def test_this_process_analyses_its_share_beside_the_workers_in_smaller_runs(monkeypatch, helps_below, spawned):
+    """With two jobs and fewer files than `HELPS_BELOW_FILES`, one worker is spawned and this process
+    takes files too; with more, two workers take them all."""
+    monkeypatch.setattr(workers, "HELPS_BELOW_FILES", helps_below)
+    here = _analysed_here(monkeypatch)
     processes = []
     real_pool = workers._pool
 
@@ -171,14 +177,7 @@ def test_few_files_are_analysed_in_process(monkeypatch):
 def test_a_large_file_is_analysed_by_a_worker_however_few_the_files(monkeypatch):
     """Its tree would stay in this process's memory beside the project's analyses; the small files
     are analysed here, and every analysis is what one process gives."""
-    here = []
-    real = workers._Analyser.__call__
-
-    def counting(self, task):
-        here.append(task.display)
-        return real(self, task)
-
-    monkeypatch.setattr(workers._Analyser, "__call__", counting)
+    here = _analysed_here(monkeypatch)
     monkeypatch.setattr(workers, "WORKER_ONLY_BYTES", 300)
     large = [
         workers.Task(packed(_helper(number) + "".join(f"CONSTANT_{index} = {index * 7919 % 104729}\n" for index in range(100))), f"lib/large_{number}.py", ModuleIdentity.from_relative_path(f"lib/large_{number}.py"), True)
