@@ -80,15 +80,12 @@ def parses(text: str) -> bool:
     fixed was one LibCST read, and no fix writes newer syntax), and it answers for a fraction of
     LibCST's time and memory: a fix round of transformers parsed its largest files with LibCST, and
     kept 90 MB more than before. Code CPython refuses may be syntax newer than this Python, which
-    LibCST may still read."""
-    try:
-        compile(text, "<fixed>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    LibCST may still read, unless it is too deep or holds NUL bytes (which LibCST refuses too)."""
+    refused = _cpython_refusal(text)
+    if refused is None:
         return True
-    except (RecursionError, MemoryError, ValueError):  # too deep for CPython; NUL bytes, which LibCST refuses too
+    if isinstance(refused, ValueError) or _depth_reason(refused) is not None:
         return False
-    except SyntaxError as error:
-        if error.msg == "too many nested parentheses":
-            return False
     try:
         parse(text)
     except (cst.ParserSyntaxError, RecursionError):
@@ -101,15 +98,27 @@ def _too_complex(text: str) -> str | None:
     of operators or calls that nest as deep); None otherwise. Such code is refused before LibCST
     parses it, which would take minutes on it or crash outright. CPython's own parser is quick and
     bounds its depth: its limits are the ones a runnable file is within."""
+    refused = _cpython_refusal(text)
+    return _depth_reason(refused) if refused is not None else None
+
+
+def _cpython_refusal(text: str) -> Exception | None:
+    """What CPython's parser raises on `text`; None where it reads it."""
     try:
         compile(text, "<linted>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
-    except (RecursionError, MemoryError):
+    except (RecursionError, MemoryError, SyntaxError, ValueError) as error:
+        return error
+    return None
+
+
+def _depth_reason(refused: Exception) -> str | None:
+    """The message for a refusal of CPython's parser that is about depth; None for any other (a syntax
+    error may be syntax newer than this Python's, which LibCST still reads; NUL bytes, LibCST reports
+    with a position)."""
+    if isinstance(refused, (RecursionError, MemoryError)):
         return _TOO_DEEP
-    except SyntaxError as error:
-        # Any other syntax error may be syntax newer than this Python's, which LibCST still reads.
-        return f"cannot parse: {error.msg}" if error.msg == "too many nested parentheses" else None
-    except ValueError:  # NUL bytes: LibCST says so with a position
-        return None
+    if isinstance(refused, SyntaxError) and refused.msg == "too many nested parentheses":
+        return f"cannot parse: {refused.msg}"
     return None
 
 

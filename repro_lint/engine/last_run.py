@@ -61,7 +61,7 @@ def seen_by_the_pass(
     for at, (old, new, fixes_changed) in differing.items():
         if unseen:
             denoted = partial(_denoted, unseen, names, new.module)
-            namings[at] = calls_of(changes[at][1].facts, denoted, unseen.values())  # type: ignore[arg-type]
+            namings[at] = calls_of(new, denoted, unseen.values())  # no call it counts is one the pass cannot see
             no_module = partial(_names_no_module, names, new.module)
             old, new = (without_unseen(facts, denoted, no_module) for facts in (old, new))
         if not same_but_for_moved_lines(old, new):

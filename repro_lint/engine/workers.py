@@ -136,9 +136,9 @@ def _on_pool(
 ) -> Iterator[tuple[int, FileAnalysis]]:
     """The pool's loop. Each worker has a few tasks queued, not all of them: with `analyser`, this
     process takes the smallest files from the other end, so that it is never long away from
-    collecting, and none as large as `WORKER_ONLY_BYTES`; and a worker that dies (a crash in a native library, the kernel's out-of-memory
-    killer) takes down only the tasks then in flight, which are analysed again one by one, each in
-    a process of its own, to find the one that killed it."""
+    collecting, and none as large as `WORKER_ONLY_BYTES`; and a worker that dies (a crash in a native
+    library, the kernel's out-of-memory killer) takes down only the tasks then in flight, which are
+    analysed again one by one, each in a process of its own, to find the one that killed it."""
     pool = _pool(spawned, settings)
     in_flight: dict[Future[FileAnalysis], int] = {}
     try:
