@@ -23,6 +23,10 @@ from repro_lint.core.source import read_source
 from repro_lint.engine.cache import CACHE_FOLDER, AnalysisCache
 from repro_lint.program.model import ProjectModel
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+
+import bench  # noqa: E402
+
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 TRAIN = "import torch\nfrom torch.utils.data import random_split\nif __name__ == '__main__':\n    random_split(ds, [1, 1])\n    torch.nn.Linear(2, 2)(torch.ones(2)).sum().backward()\n"
 
@@ -360,6 +364,11 @@ WITH_HELPERS = {
         ("models/helpers.py", "def unused", "def ready():\n    return 2\n\n\ndef unused"),  # called through the module's own name
         ("models/helpers.py", "def unused", "def go():\n    return 1\n\n\ngo(); go()\n\n\ndef unused"),  # twice on a line
         ("models/helpers.py", "def unused", "def describe():\n    return 2\n\n\ndef unused"),  # called above in the file
+        # Such functions calling each other: together they run nothing the pass sees.
+        ("models/helpers.py", "def unused", "def go():\n    return step()\n\n\ndef step():\n    return 1\n\n\ngo()\n\n\ndef unused"),
+        ("models/helpers.py", "def unused", "def ping(n):\n    return pong(n - 1) if n else 0\n\n\ndef pong(n):\n    return ping(n)\n\n\nping(3)\n\n\ndef unused"),
+        ("models/helpers.py", "def unused", "def outer():\n    def inner():\n        return 2\n\n    return inner()\n\n\nouter()\n\n\ndef unused"),
+        ("models/layers.py", "relu = ", "def flush():\n    sync()\n\n\ndef sync():\n    print('sync')\n\n\nflush()\nrelu = "),
     ],
 )
 def test_edits_the_project_pass_cannot_see_reuse_it(project, monkeypatch, name, old, new):
@@ -399,6 +408,11 @@ def test_edits_the_project_pass_cannot_see_reuse_it(project, monkeypatch, name, 
         ("models/helpers.py", "def unused", "def go(name):\n    globals()[name]()\n\n\ngo('x')\n\n\ndef unused"),  # it may run anything
         ("models/tuning.py", "\n\ndef fast():\n", "\n\ndef summary():\n    return 'tuning'\n\n\ndef fast():\n    summary()\n    print(summary)\n"),
         ("models/tuning.py", "\ndef fast():\n", "\ndef fast():\n    def inner():\n        return 2\n\n"),  # within a function that stays
+        # Functions added calling each other, where the pass may see one of them.
+        ("models/helpers.py", "def unused", "def go():\n    step()\n\n\ndef step():\n    later()\n\n\ngo()\n\n\ndef unused"),  # a project function
+        ("models/helpers.py", "def unused", "def go():\n    step()\n\n\ndef step():\n    torch.manual_seed(0)\n\n\ngo()\n\n\ndef unused"),  # an event
+        ("models/helpers.py", "def unused", "def go():\n    register(step)\n\n\ndef step():\n    return 1\n\n\ngo()\n\n\ndef unused"),  # handed over
+        ("models/helpers.py", "def unused", "def go():\n    unused()\n\n\ndef step():\n    return 1\n\n\ngo()\n\n\ndef unused"),  # one that stays
     ],
 )
 def test_edits_the_project_pass_may_see_run_it(project, monkeypatch, name, old, new):
@@ -410,6 +424,25 @@ def test_edits_the_project_pass_may_see_run_it(project, monkeypatch, name, old, 
         _forbid_project_pass(patched)
         with pytest.raises(ProjectPassRan):
             _full(root)
+    assert _full(root) == expected
+
+
+@pytest.mark.parametrize("edit", sorted(bench.EDITS))
+def test_the_benchmarks_one_file_edits_reuse_the_pass_but_the_one_it_sees(project, monkeypatch, edit):
+    """benchmarks/bench.py times each of its one-file edits as one the pass cannot see but "function
+    called", which must run it."""
+    root = project(WITH_HELPERS)
+    _full(root)
+    path = root / "models/helpers.py"
+    path.write_bytes(bench.EDITS[edit](path.read_bytes(), 1))
+    expected = _full(root, use_cache=False)
+    with monkeypatch.context() as patched:
+        _forbid_project_pass(patched)
+        if edit == "function called":
+            with pytest.raises(ProjectPassRan):
+                _full(root)
+        else:
+            assert _full(root) == expected
     assert _full(root) == expected
 
 
@@ -436,6 +469,11 @@ def _report_edited(project, edits):
         [_SUMMARY, ("models/report.py", "    return", "    models.helpers.summary()\n    return")],  # through the module's name
         [_SUMMARY, ("models/report.py", "    return", "    x = models.helpers.summary() + models.helpers.summary()\n    return")],
         [_SUMMARY, ("models/report.py", "import unused", "import summary as summary, unused"), ("models/report.py", "    return", "    summary()\n    return")],
+        # One calling another added beside it.
+        [
+            ("models/helpers.py", "def unused", "def summary():\n    return detail()\n\n\ndef detail():\n    return 1\n\n\ndef unused"),
+            ("models/report.py", "    return", "    models.helpers.summary()\n    return"),
+        ],
         # Removed with its calls.
         [("models/helpers.py", "def unused():\n    return 1\n", ""), ("models/report.py", "from models.helpers import unused\n", ""), ("models/report.py", "return unused()", "return 1")],
     ],
@@ -471,9 +509,10 @@ def test_a_function_added_in_one_module_and_called_from_another_where_the_pass_m
     assert _full(root) == expected
 
 
-# A function that runs nothing, appended with a call of it: from module-level code, or from a function
-# the module defines (the call its first statement, which moves the lines below it).
-_INERT = "\n\ndef inert_edit():\n    return 1\n"
+# Functions that run nothing (one calling the other), appended with a call of the first: from
+# module-level code, or from a function the module defines (the call its first statement, which moves
+# the lines below it).
+_INERT = "\n\ndef inert_edit():\n    return inert_step()\n\n\ndef inert_step():\n    return 1\n"
 
 
 def _inert_edits(text):

@@ -180,10 +180,10 @@ def test_after_an_audit_a_run_on_one_file_scans_only_what_changed(project, monke
     monkeypatch.setattr(closure, "_scan", lambda text, module, names: scanned.append(module.display) or scan(text, module, names))
 
     def commit(number: int) -> list[str]:
-        # A function added that calls another, and called: the audit's record cannot answer, the
-        # closure is needed.
+        # A function added that calls another, which seeds, and called: the audit's record cannot
+        # answer, the closure is needed.
         with open("lib/rng.py", "a") as stream:
-            stream.write(f"\n\ndef added_{number}():\n    step_{number}()\n\n\ndef step_{number}():\n    pass\n\n\nadded_{number}()\n")
+            stream.write(f"\n\ndef added_{number}():\n    step_{number}()\n\n\ndef step_{number}():\n    import random\n\n    random.seed({number})\n\n\nadded_{number}()\n")
         scanned.clear()
         found = lint_paths([Path("lib/rng.py")], settings, use_cache=True).findings
         read = sorted(scanned)

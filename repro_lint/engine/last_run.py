@@ -54,13 +54,13 @@ def seen_by_the_pass(
         seen.append(old != new)
     if not differing:
         return seen
-    unseen = unseen_functions((old, new) for old, new, _ in differing.values())
+    unseen = unseen_functions(((old, new) for old, new, _ in differing.values()), partial(_denoting, names))
     if unseen is None:
         return None
     namings: list[Mapping[str, Naming]] = [{} for _ in changes]
     for at, (old, new, fixes_changed) in differing.items():
         if unseen:
-            denoted = partial(_denoted, unseen, names, new.module)
+            denoted = _denoting(names, unseen, new.module)
             namings[at] = calls_of(new, denoted, unseen.values())  # no call it counts is one the pass cannot see
             no_module = partial(_names_no_module, names, new.module)
             old, new = (without_unseen(facts, denoted, no_module) for facts in (old, new))
@@ -70,6 +70,10 @@ def seen_by_the_pass(
     if unseen and named_elsewhere(namings):
         return None
     return seen
+
+
+def _denoting(names: ModuleNames, unseen: Mapping[str, str], importer: str) -> Callable[[str], str | None]:
+    return partial(_denoted, unseen, names, importer)
 
 
 def _denoted(unseen: Mapping[str, str], names: ModuleNames, importer: str, target: str) -> str | None:

@@ -82,19 +82,30 @@ def without_imports(facts: ModuleFacts, outside: Callable[[str], bool]) -> Modul
     )
 
 
-def unseen_functions(changes: Iterable[tuple[ModuleFacts, ModuleFacts]]) -> dict[str, str] | None:
+# Which of the functions the pass cannot see (see `unseen_functions`) a name written in one module
+# denotes (its module part resolved as the pass resolves it: `from model import summary` in a script
+# beside model.py), by the name its module binds it to; None for any other name.
+Denoted = Callable[[str], "str | None"]
+
+
+def unseen_functions(
+    changes: Iterable[tuple[ModuleFacts, ModuleFacts]], denoting: Callable[[Mapping[str, str], str], Denoted]
+) -> dict[str, str] | None:
     """The functions that only one version of their module defines, each with the name its module
     binds it to (its own; for one defined within another such function, that one's), where the pass
-    cannot see any of them: each is defined at module level (or within such a function), calls
-    nothing the pass sees, chooses nothing to run at run time (`globals()[name]()`), has no events
-    and does not train. None where one of them is not such a function.
+    cannot see any of them: each is defined at module level (or within such a function), makes no
+    call the pass sees but plain calls of them (`denoting` gives, for these functions and a module,
+    which of them a name written there denotes), chooses nothing to run at run time
+    (`globals()[name]()`), has no events and does not train. None where one of them is not such a
+    function.
 
-    The pass reaches a function only through a call or a reference naming it, and such a function
-    reaches nothing: a call that only runs it (not started in another process, not wrapped for
-    later, not handed over by name), made in its module or another, changes none of the pass's
-    results, nor does the function, defined or not, nor a name importing it. Which texts may name
-    it otherwise is for the caller to rule out (see `calls_of`)."""
+    The pass reaches a function only through a call or a reference naming it, and these functions
+    reach only each other: a call that only runs one (not started in another process, not wrapped
+    for later, not handed over by name), made in its module or another, changes none of the pass's
+    results, nor do the functions, defined or not, nor a name importing one. Which texts may name
+    them otherwise is for the caller to rule out (see `calls_of`)."""
     found: dict[str, str] = {}
+    calling: list[tuple[str, tuple[CallFact, ...]]] = []
     for old, new in changes:
         differing = {function.qualname for function in old.functions} ^ {function.qualname for function in new.functions}
         prefix = f"{new.module}."
@@ -104,16 +115,17 @@ def unseen_functions(changes: Iterable[tuple[ModuleFacts, ModuleFacts]]) -> dict
             name, _, inner = function.qualname.removeprefix(prefix).partition(".")
             if inner and not (inner.startswith("<locals>.") and prefix + name in differing):
                 return None  # a method, or a function within one that stays
-            if function.calls or function.events or function.trains or function.dispatches:
+            if function.events or function.trains or function.dispatches:
                 return None  # a function choosing at run time what it runs may run anything
             found[function.qualname] = name
+            if function.calls:
+                calling.append((new.module, function.calls))
+    # Every one of them must be such a function, so each may call any other of them, itself included.
+    for module, calls in calling:
+        denoted = denoting(found, module)
+        if not all(_plain(denoted, call) for call in calls):
+            return None
     return found
-
-
-# Which of those functions a name written in one module denotes (its module part resolved as the pass
-# resolves it: `from model import summary` in a script beside model.py), by the name its module binds
-# it to; None for any other name.
-Denoted = Callable[[str], "str | None"]
 
 
 def _only(denoted: Denoted, targets: tuple[str, ...]) -> bool:
