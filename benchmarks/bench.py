@@ -27,10 +27,12 @@ row of --repeat 1):
   warm, function added  the same after appending a function (another each run) that nothing calls
                         and that calls nothing: one the project pass cannot see, which reuses it
   warm, inert function called
-                        the same after appending such a function and a call of it: the call runs
+                        the same after appending a function that calls another one it appends,
+                        which calls nothing, and a call of the first (others each run): the calls run
                         nothing the pass sees, which reuses it
-  warm, function called the same after appending a function that calls another one it appends, and
-                        a call of it (others each run): the project pass sees the calls, and runs again
+  warm, function called the same after appending the same two functions where the second seeds
+                        Python's RNG (`random.seed`), and a call of the first: the project pass sees
+                        an event in what the call runs, and runs again
   warm, inert function called from another module
                         the same after appending a function that calls nothing to a module the file
                         imports names from, and to the file that import of it and a call (others
@@ -123,21 +125,28 @@ def _one_file(tree: Path) -> Path:
     return files[len(files) // 2]
 
 
+def _called_chain(number: int, step: str) -> bytes:
+    """Two functions, the first calling the second, whose body is `step`, and a call of the first."""
+    return (
+        f"\n\ndef benchmark_edit_{number}():\n    benchmark_step_{number}()\n\n\n"
+        f"def benchmark_step_{number}():\n    {step}\n\n\nbenchmark_edit_{number}()\n"
+    ).encode()
+
+
 # The one-file edits, each different from the last run's text: a comment appended keeps the file's
 # facts; lines inserted first move every line in it (one more each run); a call of a function the
 # project does not define, an import of a module it does not hold, or a function nothing calls
 # adds something the project pass cannot see, as does a function that calls nothing added with a call
-# of it. These reuse the last run's project pass. A function added that calls another, and called,
-# changes what the pass sees, and it runs again.
+# of it, or two of them, one calling the other. These reuse the last run's project pass. The same two
+# functions where the second seeds, and called, change what the pass sees, and it runs again.
 EDITS: dict[str, Callable[[bytes, int], bytes]] = {
     "comment added": lambda text, number: text + f"\n# benchmark edit {number}\n".encode(),
     "line inserted": lambda text, number: b"# benchmark edit\n" * (number + 1) + text,
     "call added": lambda text, number: text + f"\nbenchmark_edit_{number}()\n".encode(),
     "import added": lambda text, number: text + f"\nimport benchmark_edit_{number}\n".encode(),
     "function added": lambda text, number: text + f"\n\ndef benchmark_edit_{number}():\n    pass\n".encode(),
-    "inert function called": lambda text, number: text + f"\n\ndef benchmark_edit_{number}():\n    pass\n\n\nbenchmark_edit_{number}()\n".encode(),
-    "function called": lambda text, number: text
-    + f"\n\ndef benchmark_edit_{number}():\n    benchmark_step_{number}()\n\n\ndef benchmark_step_{number}():\n    pass\n\n\nbenchmark_edit_{number}()\n".encode(),
+    "inert function called": lambda text, number: text + _called_chain(number, "pass"),
+    "function called": lambda text, number: text + _called_chain(number, f"import random\n\n    random.seed({number})"),
 }
 
 
