@@ -142,3 +142,41 @@ def test_the_pass_runs_without_collections_and_the_analyses_read_are_frozen_whil
     assert analysed == [(1, True)]
     assert collecting_in_pass == [False]
     assert gc.isenabled() and gc.get_freeze_count() == 0
+
+
+def test_files_analysed_with_none_read_run_with_what_is_alive_frozen(tmp_path, monkeypatch, collector_enabled):
+    """A cold run's analyses, and a fix round's, where every file to analyse is new: what is alive
+    is frozen all the same, so that collecting what this process's analyses left is cheap; and
+    nothing they made (LibCST's nodes, the rules' and the facts' objects) is left for the pass."""
+    from repro_lint.api import lint_paths
+    from repro_lint.core.settings import Settings
+    from repro_lint.engine import engine
+    from repro_lint.program import model as program
+
+    _project(tmp_path)
+    analysed: list[tuple[int, bool]] = []
+    garbage_before_pass: list[int] = []
+    analyse_all = engine.analyse_all
+
+    def analysing(*args, **kwargs):
+        analysed.append((len(args[0]), gc.get_freeze_count() > 0))
+        return analyse_all(*args, **kwargs)
+
+    init = program.ProjectModel.__init__
+
+    def recording(self, *args, **kwargs):
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        try:
+            gc.collect()
+            garbage_before_pass.append(sum(type(found).__module__.startswith(("libcst", "repro_lint")) for found in gc.garbage))
+        finally:
+            gc.set_debug(0)
+            gc.garbage.clear()
+        init(self, *args, **kwargs)
+
+    monkeypatch.setattr(engine, "analyse_all", analysing)
+    monkeypatch.setattr(program.ProjectModel, "__init__", recording)
+    gc.collect()
+    lint_paths([tmp_path], Settings(), fix=True, unsafe_fixes=True, jobs=1)
+    assert analysed == [(2, True), (1, True), (1, True)]  # train.py fixed twice (REP301, then REP302's fix)
+    assert garbage_before_pass == [0, 0, 0]

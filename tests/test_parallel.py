@@ -174,15 +174,38 @@ def test_few_files_are_analysed_in_process(monkeypatch):
     assert [finding.code for _, analysis in analyses for finding in analysis.findings] == ["REP106"] * 3
 
 
+def _large(number: int) -> workers.Task:
+    """A task of more than 300 packed bytes."""
+    text = _helper(number) + "".join(f"CONSTANT_{index} = {index * 7919 % 104729}\n" for index in range(100))
+    return workers.Task(packed(text), f"lib/large_{number}.py", ModuleIdentity.from_relative_path(f"lib/large_{number}.py"), True)
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_this_processs_analyses_leave_no_cyclic_garbage(monkeypatch, jobs):
+    """The pass that follows runs with collections paused: the cycles an analysis here leaves (its
+    LibCST tree among them) are collected once this process's analyses are done, alone or beside a
+    worker."""
+    monkeypatch.setattr(workers, "WORKER_ONLY_BYTES", 300)  # the large task goes to a worker
+    here = _analysed_here(monkeypatch)
+    tasks = [*_tasks(3), _large(0)]
+    gc.collect()
+    gc.disable()
+    try:
+        analysed = list(workers.analyse_all(tasks, Settings(), jobs=jobs))
+        left = gc.collect()
+    finally:
+        gc.enable()
+    assert len(analysed) == len(tasks)
+    assert len(here) == 4 if jobs == 1 else here and "lib/large_0.py" not in here
+    assert left == 0
+
+
 def test_a_large_file_is_analysed_by_a_worker_however_few_the_files(monkeypatch):
     """Its tree would stay in this process's memory beside the project's analyses; the small files
     are analysed here, and every analysis is what one process gives."""
     here = _analysed_here(monkeypatch)
     monkeypatch.setattr(workers, "WORKER_ONLY_BYTES", 300)
-    large = [
-        workers.Task(packed(_helper(number) + "".join(f"CONSTANT_{index} = {index * 7919 % 104729}\n" for index in range(100))), f"lib/large_{number}.py", ModuleIdentity.from_relative_path(f"lib/large_{number}.py"), True)
-        for number in range(5)  # more than a worker's queue holds
-    ]
+    large = [_large(number) for number in range(5)]  # more than a worker's queue holds
     tasks = [*_tasks(3), *large]
     assert [len(task.source) >= workers.WORKER_ONLY_BYTES for task in tasks] == [False] * 3 + [True] * 5
     analysed = dict(workers.analyse_all(tasks, Settings(), jobs=2))

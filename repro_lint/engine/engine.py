@@ -88,11 +88,11 @@ class Engine:
                     if not self._read(module, cache):
                         pending.append((module, cache))
                     reading.advance()
-                # The analyses read stay to the run's end. Taken out of collections before these
-                # resume: the first would traverse all of them, and the ones while files are analysed
-                # here again, to free none. Where none was read, nothing is frozen: freezing would
-                # also keep the garbage of an earlier fix round from being freed in this one.
-                if len(pending) < len(unread):
+                # The analyses read, and those of an earlier fix round, stay to the run's end. Taken
+                # out of collections before these resume: the first would traverse all of them, and
+                # the ones while files are analysed here again, to free none; the collection after
+                # this process's own analyses (workers.py) traverses only what they made.
+                if pending:
                     kept.enter_context(kept_out_of_collections())
             tasks = [Task(module.pack(), module.display, module.identity, module.report) for module, _ in pending]
             with self.display.phase("analysing", len(tasks), "files") as analysing:
