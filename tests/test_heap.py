@@ -4,10 +4,13 @@ is spared its traversals."""
 from __future__ import annotations
 
 import gc
+import os
+import platform
+import sys
 
 import pytest
 
-from repro_lint.engine.heap import collector_paused, kept_out_of_collections
+from repro_lint.engine.heap import collector_paused, freed_memory_returned, kept_out_of_collections
 
 
 @pytest.fixture
@@ -180,3 +183,21 @@ def test_files_analysed_with_none_read_run_with_what_is_alive_frozen(tmp_path, m
     lint_paths([tmp_path], Settings(), fix=True, unsafe_fixes=True, jobs=1)
     assert analysed == [(2, True), (1, True), (1, True)]  # train.py fixed twice (REP301, then REP302's fix)
     assert garbage_before_pass == [0, 0, 0]
+
+
+def _resident_mb() -> float:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or platform.libc_ver()[0] != "glibc", reason="glibc's malloc_trim")
+def test_memory_freed_between_blocks_still_held_is_returned():
+    """Blocks of 64 KB come from the C allocator's heap (below its threshold for mapping blocks of
+    their own); freeing every other one leaves 64 MB free between the ones held, which glibc keeps
+    until told to return it."""
+    blocks = [bytearray(64 * 1024) for _ in range(2048)]
+    del blocks[::2]
+    held = _resident_mb()
+    freed_memory_returned()
+    assert _resident_mb() < held - 32
+    assert len(blocks) == 1024

@@ -22,11 +22,12 @@ from repro_lint.core.problems import Problem, internal_error
 from repro_lint.core.program_outline import ProgramOutline
 from repro_lint.core.records import forget_shared_beyond
 from repro_lint.core.settings import Settings
+from repro_lint.core.source import unpacked
 from repro_lint.engine.cache import AnalysisCache, LastRun, RecordedRun, prune
 from repro_lint.engine.closure import needed
 from repro_lint.engine.discovery import SCANNED_SUFFIXES
 from repro_lint.engine.fixes import MAX_FIX_ROUNDS, applicable, apply_fixes
-from repro_lint.engine.heap import collector_paused, kept_out_of_collections
+from repro_lint.engine.heap import collector_paused, freed_memory_returned, kept_out_of_collections
 from repro_lint.engine.last_run import named_elsewhere, points_into, seen_by_the_pass
 from repro_lint.engine.modules import Project, SourceModule, cache_entries, cache_identity, cached, failure, has_failed, identities, project_display
 from repro_lint.engine.progress import MIN_FILES, Progress
@@ -59,8 +60,8 @@ class Engine:
         self.display = Progress(False)  # the current run's, set by `findings`
         self.enabled = settings.enabled_codes
         self.problems: list[Problem] = []  # of the project pass and of fixing; files' own are in their analyses
-        # By the last `fix`: each fixed module's (by id) text before its fixes, and the fixes kept, by code.
-        self.fixes_applied: dict[int, tuple[str, Counter[str]]] = {}
+        # By the last `fix`: each fixed module's (by id) text before its fixes, packed, and the fixes kept, by code.
+        self.fixes_applied: dict[int, tuple[bytes, Counter[str]]] = {}
         # The programs of the projects `findings` answered for, their files as displayed (for the audit).
         self.programs: list[ProgramOutline] = []
 
@@ -365,11 +366,14 @@ class Engine:
         """Apply fixes round after round until none applies; returns the findings left and the count
         fixed. A file whose fixes fail, or whose fixed text the analysis then fails on, gets its text
         back and is not fixed again: its fixes are lost, not the file."""
-        before: dict[int, tuple[str, Counter[str]]] = {}  # a fixed module's text before its first fix, and the fixes since by code
+        # A fixed module's text before its first fix, packed (a campaign on diffusers fixes 172 files, 21 MB
+        # of text held whole), and the fixes since by code.
+        before: dict[int, tuple[bytes, Counter[str]]] = {}
         broken: set[int] = set()
         self.fixes_applied = {}
         for _ in range(MAX_FIX_ROUNDS):
             findings = self.findings(projects)
+            freed_memory_returned()  # the pass's, before the fixes and the next round's analyses and pass
             modules = [module for project in projects for module in project.modules]
             if self._give_back(modules, before, broken):
                 continue
@@ -388,7 +392,7 @@ class Engine:
         return self.findings(projects), fixed_count(before)
 
     def _fix_module(
-        self, module: SourceModule, findings: Sequence[Finding], before: dict[int, tuple[str, Counter[str]]], broken: set[int]
+        self, module: SourceModule, findings: Sequence[Finding], before: dict[int, tuple[bytes, Counter[str]]], broken: set[int]
     ) -> bool:
         """Apply the module's fixes to its text; whether any applied. `before` keeps its text from
         before its first fix and the fixes since, by code; a module whose fixes fail goes into `broken`."""
@@ -405,18 +409,18 @@ class Engine:
             return False
         if not applied:
             return False
-        original, done = before.get(id(module), (module.text, Counter()))
+        original, done = before.get(id(module), (module.pack(), Counter()))
         before[id(module)] = (original, done + Counter(fixes[id(fix)][1] for fix in applied))
         module.text, module.analysis = text, None
         return True
 
-    def _give_back(self, modules: Sequence[SourceModule], before: dict[int, tuple[str, Counter[str]]], broken: set[int]) -> bool:
+    def _give_back(self, modules: Sequence[SourceModule], before: dict[int, tuple[bytes, Counter[str]]], broken: set[int]) -> bool:
         """Give fixed modules whose analysis failed their text from before the fixes; whether any."""
         failed = [module for module in modules if id(module) in before and has_failed(module.analysis)]
         for module in failed:
             problem = module.analysis.problem  # type: ignore[union-attr]
             self.problems.append(replace(problem, summary=f"after its fixes: {problem.summary}"))  # type: ignore[arg-type]
-            module.text, module.analysis = before.pop(id(module))[0], None
+            module.text, module.analysis = unpacked(before.pop(id(module))[0]), None
             broken.add(id(module))
         return bool(failed)
 
@@ -431,7 +435,7 @@ def _this_round(findings: Sequence[Finding], unsafe: bool) -> list[Finding]:
     return first or fixable
 
 
-def fixed_count(fixes_applied: Mapping[int, tuple[str, Counter[str]]]) -> int:
+def fixed_count(fixes_applied: Mapping[int, tuple[bytes, Counter[str]]]) -> int:
     return sum(sum(codes.values()) for _, codes in fixes_applied.values())
 
 

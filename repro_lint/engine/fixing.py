@@ -9,6 +9,7 @@ from pathlib import Path
 
 from repro_lint.analysis.suppression import NOT_SILENCED_BY_ADD_NOQA, add_noqa, takes_noqa
 from repro_lint.core.problems import Problem
+from repro_lint.core.source import unpacked
 from repro_lint.engine.engine import Engine
 from repro_lint.engine.fixes import NotWritten, unified_diff, write_atomically
 from repro_lint.engine.modules import Project, SourceModule
@@ -58,18 +59,18 @@ def add_noqa_comments(engine: Engine, projects: list[Project]) -> tuple[int, lis
     return added, problems
 
 
-def changed_modules(projects: Iterable[Project], fixed: Mapping[int, tuple[str, Counter[str]]]) -> list[tuple[SourceModule, str]]:
+def changed_modules(projects: Iterable[Project], fixed: Mapping[int, tuple[bytes, Counter[str]]]) -> list[tuple[SourceModule, str]]:
     """The modules reported whose fixes changed them, each with its text before: only those texts are
-    kept through the fix rounds, not every module's."""
-    return [
-        (module, fixed[id(module)][0])
-        for project in projects
-        for module in project.modules
-        if module.report and id(module) in fixed and module.text != fixed[id(module)][0]
-    ]
+    kept through the fix rounds, not every module's, and packed."""
+    found = []
+    for project in projects:
+        for module in project.modules:
+            if module.report and id(module) in fixed and module.text != (before := unpacked(fixed[id(module)][0])):
+                found.append((module, before))
+    return found
 
 
-def fix_diffs(projects: Iterable[Project], fixed: Mapping[int, tuple[str, Counter[str]]]) -> list[str]:
+def fix_diffs(projects: Iterable[Project], fixed: Mapping[int, tuple[bytes, Counter[str]]]) -> list[str]:
     """The fixes as unified diffs, per cell in notebooks."""
     return [
         module.notebook.diff(module.display, module.text) if module.notebook else unified_diff(module.display, before, module.text)
@@ -77,7 +78,7 @@ def fix_diffs(projects: Iterable[Project], fixed: Mapping[int, tuple[str, Counte
     ]
 
 
-def write_fixes(projects: Iterable[Project], fixed: Mapping[int, tuple[str, Counter[str]]]) -> tuple[list[Problem], int]:
+def write_fixes(projects: Iterable[Project], fixed: Mapping[int, tuple[bytes, Counter[str]]]) -> tuple[list[Problem], int]:
     """Write the fixed files, atomically. A file that cannot be written gets its text from before its
     fixes back; returns those files, and the count of their fixes, which are lost."""
     unwritten: list[Problem] = []
@@ -95,7 +96,7 @@ def write_fixes(projects: Iterable[Project], fixed: Mapping[int, tuple[str, Coun
     return unwritten, lost
 
 
-def fixed_overrides(projects: Iterable[Project], fixed: Mapping[int, tuple[str, Counter[str]]]) -> dict[Path, bytes]:
+def fixed_overrides(projects: Iterable[Project], fixed: Mapping[int, tuple[bytes, Counter[str]]]) -> dict[Path, bytes]:
     """Each overridden file that the fixes changed, as it would be written (its encoding kept; a
     notebook as its JSON): an override is handed back, never written."""
     return {
@@ -105,6 +106,6 @@ def fixed_overrides(projects: Iterable[Project], fixed: Mapping[int, tuple[str, 
     }
 
 
-def fixes_by_file(projects: Iterable[Project], fixed: Mapping[int, tuple[str, Counter[str]]]) -> dict[str, dict[str, int]]:
+def fixes_by_file(projects: Iterable[Project], fixed: Mapping[int, tuple[bytes, Counter[str]]]) -> dict[str, dict[str, int]]:
     """For `--show-fixes`: each changed file's fixes, counted by code."""
     return {module.display: dict(sorted(fixed[id(module)][1].items())) for module, _ in changed_modules(projects, fixed)}

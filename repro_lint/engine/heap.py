@@ -12,9 +12,12 @@ took 0.78 s of a 4 s run with the analyses frozen during the pass alone, and 0.0
 
 from __future__ import annotations
 
+import ctypes
 import gc
-from collections.abc import Iterator
+import sys
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import cache
 
 
 @contextmanager
@@ -40,3 +43,24 @@ def kept_out_of_collections() -> Iterator[None]:
         yield
     finally:
         gc.unfreeze()
+
+
+def freed_memory_returned() -> None:
+    """Return to the operating system the memory the C allocator holds freed, where it can (glibc's
+    `malloc_trim`, as Dask's workers do; elsewhere nothing). Python hands objects of more than 512
+    bytes (large dicts, lists, strings) to it, and glibc keeps what they freed in the middle of its
+    heap for later: a fix round's project pass on diffusers left 56 to 81 MB so, beneath the next
+    round's peak."""
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+@cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return getattr(ctypes.CDLL(None), "malloc_trim", None)  # none in musl's C library
+    except OSError:
+        return None
