@@ -102,20 +102,12 @@ def test_what_the_project_pass_builds_is_freed_by_reference_counting_alone(tmp_p
     _project(tmp_path)
     result = lint_paths([tmp_path], Settings(), use_cache=False, jobs=1)
     assert {"REP101", "REP301"} <= {finding.code for finding in result.findings}
-    gc.set_debug(gc.DEBUG_SAVEALL)
-    try:
-        gc.collect()
-        left = [type(item).__qualname__ for item in gc.garbage if type(item).__module__.startswith("repro_lint")]
-    finally:
-        gc.set_debug(0)
-        gc.garbage.clear()
-    assert left == []
+    assert _cyclic_garbage("repro_lint") == []
 
 
 def test_the_pass_runs_without_collections_and_the_analyses_read_are_frozen_while_files_are_analysed(tmp_path, monkeypatch, collector_enabled):
     from repro_lint.api import lint_paths
     from repro_lint.core.settings import Settings
-    from repro_lint.engine import engine
     from repro_lint.engine.cache import CACHE_FOLDER
     from repro_lint.program import model as program
 
@@ -124,21 +116,14 @@ def test_the_pass_runs_without_collections_and_the_analyses_read_are_frozen_whil
     for record in (tmp_path / CACHE_FOLDER).glob("run-*.pickle"):
         record.unlink()  # the files' analyses are read, the last run's record does not answer
     (tmp_path / "helpers.py").write_text("import random\n\ndef pick(items):\n    return random.choice(items) + 0\n")
-    analysed: list[tuple[int, bool]] = []  # (files, whether objects were frozen) per batch analysed
+    analysed = _batches_analysed(monkeypatch)
     collecting_in_pass: list[bool] = []
-    analyse_all = engine.analyse_all
-
-    def analysing(*args, **kwargs):
-        analysed.append((len(args[0]), gc.get_freeze_count() > 0))
-        return analyse_all(*args, **kwargs)
-
     init = program.ProjectModel.__init__
 
     def recording(self, *args, **kwargs):
         collecting_in_pass.append(gc.isenabled())
         init(self, *args, **kwargs)
 
-    monkeypatch.setattr(engine, "analyse_all", analysing)
     monkeypatch.setattr(program.ProjectModel, "__init__", recording)
     lint_paths([tmp_path], Settings(), use_cache=True, jobs=1)
     # train.py read from the cache, and frozen while helpers.py is analysed
@@ -153,36 +138,50 @@ def test_files_analysed_with_none_read_run_with_what_is_alive_frozen(tmp_path, m
     nothing they made (LibCST's nodes, the rules' and the facts' objects) is left for the pass."""
     from repro_lint.api import lint_paths
     from repro_lint.core.settings import Settings
-    from repro_lint.engine import engine
     from repro_lint.program import model as program
 
     _project(tmp_path)
-    analysed: list[tuple[int, bool]] = []
-    garbage_before_pass: list[int] = []
+    analysed = _batches_analysed(monkeypatch)
+    garbage_before_pass: list[list[str]] = []
+    init = program.ProjectModel.__init__
+
+    def recording(self, *args, **kwargs):
+        garbage_before_pass.append(_cyclic_garbage("libcst", "repro_lint"))
+        init(self, *args, **kwargs)
+
+    monkeypatch.setattr(program.ProjectModel, "__init__", recording)
+    gc.collect()
+    lint_paths([tmp_path], Settings(), fix=True, unsafe_fixes=True, jobs=1)
+    assert analysed == [(2, True), (1, True), (1, True)]  # train.py fixed twice (REP301, then REP302's fix)
+    assert garbage_before_pass == [[], [], []]
+
+
+def _batches_analysed(monkeypatch) -> list[tuple[int, bool]]:
+    """For each batch of files the engine analyses from now on: how many, and whether objects were
+    frozen then."""
+    from repro_lint.engine import engine
+
+    analysed = []
     analyse_all = engine.analyse_all
 
     def analysing(*args, **kwargs):
         analysed.append((len(args[0]), gc.get_freeze_count() > 0))
         return analyse_all(*args, **kwargs)
 
-    init = program.ProjectModel.__init__
-
-    def recording(self, *args, **kwargs):
-        gc.set_debug(gc.DEBUG_SAVEALL)
-        try:
-            gc.collect()
-            garbage_before_pass.append(sum(type(found).__module__.startswith(("libcst", "repro_lint")) for found in gc.garbage))
-        finally:
-            gc.set_debug(0)
-            gc.garbage.clear()
-        init(self, *args, **kwargs)
-
     monkeypatch.setattr(engine, "analyse_all", analysing)
-    monkeypatch.setattr(program.ProjectModel, "__init__", recording)
-    gc.collect()
-    lint_paths([tmp_path], Settings(), fix=True, unsafe_fixes=True, jobs=1)
-    assert analysed == [(2, True), (1, True), (1, True)]  # train.py fixed twice (REP301, then REP302's fix)
-    assert garbage_before_pass == [0, 0, 0]
+    return analysed
+
+
+def _cyclic_garbage(*modules: str) -> list[str]:
+    """The types of the objects a collection now finds unreachable, of those the `modules` (by
+    prefix) define."""
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        gc.collect()
+        return [type(item).__qualname__ for item in gc.garbage if type(item).__module__.startswith(modules)]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
 
 
 def _resident_mb() -> float:
