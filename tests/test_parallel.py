@@ -196,7 +196,7 @@ def test_this_processs_analyses_leave_no_cyclic_garbage(monkeypatch, jobs):
     finally:
         gc.enable()
     assert len(analysed) == len(tasks)
-    assert len(here) == 4 if jobs == 1 else here and "lib/large_0.py" not in here
+    assert (len(here) == 4) if jobs == 1 else (here and "lib/large_0.py" not in here)
     assert left == 0
 
 
