@@ -11,6 +11,7 @@ import sys
 import textwrap
 import time
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -327,7 +328,7 @@ WITH_TUNING = {**WITH_LAYERS, "models/tuning.py": "import torch\n\n\ndef fast():
 WITH_HELPERS = {
     **WITH_TUNING,
     "models/helpers.py": (
-        "import torch\nimport models.helpers\n\n\nclass Tuner:\n    pass\n\n\ndef unused():\n    return 1\n\n\n"
+        "import torch\nimport models.helpers\n\n\nclass Tuner:\n    def tune(self):\n        return 1\n\n\ndef unused():\n    return 1\n\n\n"
         "def later():\n    return describe()\n\n\ndef sooner():\n    return models.helpers.ready()\n"
     ),
 }
@@ -369,6 +370,13 @@ WITH_HELPERS = {
         ("models/helpers.py", "def unused", "def ping(n):\n    return pong(n - 1) if n else 0\n\n\ndef pong(n):\n    return ping(n)\n\n\nping(3)\n\n\ndef unused"),
         ("models/helpers.py", "def unused", "def outer():\n    def inner():\n        return 2\n\n    return inner()\n\n\nouter()\n\n\ndef unused"),
         ("models/layers.py", "relu = ", "def flush():\n    sync()\n\n\ndef sync():\n    print('sync')\n\n\nflush()\nrelu = "),
+        # Methods: added, nothing naming them; called through `self.` (any method of the name) from one
+        # that stays and from each other; called through their class; removed.
+        ("models/helpers.py", "    def tune", "    def step(self):\n        return 1\n\n    def tune"),
+        ("models/helpers.py", "        return 1\n\n\ndef unused", "        return self.summary()\n\n    def summary(self):\n        return self.detail()\n\n    def detail(self):\n        return 1\n\n\ndef unused"),
+        ("models/helpers.py", "    def tune", "    @staticmethod\n    def summary():\n        return 1\n\n    def tune"),
+        ("models/helpers.py", "\n\ndef unused", "\n    @staticmethod\n    def summary():\n        return 1\n\n\nTuner.summary()\n\n\ndef unused"),
+        ("models/helpers.py", "    def tune(self):\n        return 1\n", "    pass\n"),
     ],
 )
 def test_edits_the_project_pass_cannot_see_reuse_it(project, monkeypatch, name, old, new):
@@ -394,7 +402,15 @@ def test_edits_the_project_pass_cannot_see_reuse_it(project, monkeypatch, name, 
         ("models/tuning.py", "import torch\n", "import torch\nfrom models.layers import relu\n"),  # a name bound to a project one
         ("models/tuning.py", "import torch\n", "import torch\nimport net.extra\n"),  # no such module, but `net` is one
         # Functions added that the pass may see.
-        ("models/helpers.py", "    pass\n", "    pass\n\n    def step(self):\n        return 1\n"),  # a method: any `obj.step()`
+        # Methods added that the pass may see.
+        ("models/helpers.py", "    def tune", "    def forward(self, x):\n        return x\n\n    def tune"),  # run by calling the instance
+        ("models/helpers.py", "    def tune", "    def __enter__(self):\n        return self\n\n    def tune"),  # run by Python
+        ("models/helpers.py", "    def tune", "    def set_epoch(self, epoch):\n        return epoch\n\n    def tune"),  # its calls are read
+        ("models/helpers.py", "    def tune", "    def backward(self):\n        return 1\n\n    def tune"),  # any `obj.backward()` in train.py
+        ("models/helpers.py", "    def tune", "    def reseed(self):\n        torch.manual_seed(0)\n\n    def tune"),  # an event
+        ("models/helpers.py", "    def tune", "    def step(self):\n        return later()\n\n    def tune"),  # a call of a project function
+        ("models/helpers.py", "        return 1\n\n\ndef unused", "        return self.summary\n\n    def summary(self):\n        return 1\n\n\ndef unused"),  # named, not called
+        ("models/helpers.py", "    def tune", "    class Inner:\n        def step(self):\n            return 1\n\n    def tune"),  # in a class added: classes are facts
         ("models/helpers.py", "def unused", "def seed():\n    torch.manual_seed(0)\n\n\ndef unused"),  # an event
         ("models/helpers.py", "def unused", "def go():\n    later()\n\n\ndef unused"),  # a call of a project function
         ("models/helpers.py", "def unused", "def go():\n    loss.backward()\n\n\ndef unused"),  # training
@@ -419,6 +435,24 @@ def test_edits_the_project_pass_may_see_run_it(project, monkeypatch, name, old, 
     root = project(WITH_HELPERS)
     _full(root)
     _edit(root, name, old, new)
+    expected = _full(root, use_cache=False)
+    with monkeypatch.context() as patched:
+        _forbid_project_pass(patched)
+        with pytest.raises(ProjectPassRan):
+            _full(root)
+    assert _full(root) == expected
+
+
+def test_a_method_added_is_known_by_name_to_the_runs_after(project, monkeypatch):
+    """The record answering for a method added learns its name: a call `obj.summary()` added later
+    may run it, and the pass runs."""
+    root = project(WITH_HELPERS)
+    _full(root)
+    _edit(root, "models/helpers.py", "    def tune", "    def summary(self):\n        return 1\n\n    def tune")
+    with monkeypatch.context() as patched:
+        _forbid_project_pass(patched)
+        _full(root)
+    _edit(root, "train.py", "model = build()", "model = build(); model.summary()")  # no line moves
     expected = _full(root, use_cache=False)
     with monkeypatch.context() as patched:
         _forbid_project_pass(patched)
@@ -515,15 +549,20 @@ def test_a_function_added_in_one_module_and_called_from_another_where_the_pass_m
 _INERT = "\n\ndef inert_edit():\n    return inert_step()\n\n\ndef inert_step():\n    return 1\n"
 
 
+# Methods that run nothing, one calling the other through `self.`, inserted first in a class.
+_INERT_METHODS = "def inert_method_edit(self):\n    return self.inert_method_step()\n\ndef inert_method_step(self):\n    return 1\n\n"
+
+
 def _inert_edits(text):
     yield text + _INERT + "\n\ninert_edit()\n", False
     lines = text.splitlines(keepends=True)
-    for at, line in enumerate(lines):
-        if line.startswith("def ") and line.rstrip().endswith(":") and at + 1 < len(lines):
-            body = lines[at + 1]
-            indent = body[: len(body) - len(body.lstrip())]
-            yield "".join([*lines[: at + 1], f"{indent}inert_edit()\n", *lines[at + 1 :]]) + _INERT, True
-            return
+    for kind, inserted in (("def ", lambda indent: f"{indent}inert_edit()\n"), ("class ", partial(textwrap.indent, _INERT_METHODS))):
+        for at, line in enumerate(lines):
+            if line.startswith(kind) and line.rstrip().endswith(":") and at + 1 < len(lines):
+                body = lines[at + 1]
+                indent = body[: len(body) - len(body.lstrip())]
+                yield "".join([*lines[: at + 1], inserted(indent), *lines[at + 1 :]]) + ("" if kind == "class " else _INERT), True
+                break
 
 
 @pytest.mark.parametrize("source", ["fixture", "image_classifier", "tabular"])

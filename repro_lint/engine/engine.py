@@ -28,7 +28,7 @@ from repro_lint.engine.closure import needed
 from repro_lint.engine.discovery import SCANNED_SUFFIXES
 from repro_lint.engine.fixes import MAX_FIX_ROUNDS, applicable, apply_fixes
 from repro_lint.engine.heap import collector_paused, freed_memory_returned, kept_out_of_collections
-from repro_lint.engine.last_run import named_elsewhere, points_into, seen_by_the_pass
+from repro_lint.engine.last_run import defined_names, named_elsewhere, points_into, seen_by_the_pass
 from repro_lint.engine.modules import Project, SourceModule, cache_entries, cache_identity, cached, failure, has_failed, identities, project_display
 from repro_lint.engine.progress import MIN_FILES, Progress
 from repro_lint.engine.workers import Task, analyse_all
@@ -229,7 +229,9 @@ class Engine:
                 found.extend(judged)
         if same_files:  # else the record stays, with what it holds for the files this run does not report
             files = last_run.files(module.digest for module in project.modules)
-            last_run.store(replace(recorded, findings=found, files=files, analyses=cache_entries(project, cache)))
+            # The functions added can be reached by name from now on (`obj.summary()` of a method added).
+            names = recorded.function_names | defined_names(after for _, after in versions)
+            last_run.store(replace(recorded, findings=found, files=files, analyses=cache_entries(project, cache), function_names=names))
         return found
 
     def _declared(self, project: Project, entries: Iterable[str]) -> Declared:

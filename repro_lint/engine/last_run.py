@@ -37,6 +37,8 @@ def seen_by_the_pass(
     text may name those functions, finds no other place naming one."""
     seen: list[bool] = []
     differing: dict[int, tuple[ModuleFacts, ModuleFacts, bool]] = {}
+    # A call `obj.summary()` may reach a method `summary` added now, which the record does not name.
+    function_names = recorded.function_names | defined_names(after for _, after in changes)
     for before, after in changes:
         old, new = before.facts, after.facts
         if old is None or new is None:
@@ -45,7 +47,7 @@ def seen_by_the_pass(
         elif old != new and not same_but_for_moved_lines(old, new):
             from repro_lint.program.model import is_inert  # the model loads LibCST, which a run answered from its record never does
 
-            inert = partial(is_inert, module=new.module, names=names, function_names=recorded.function_names)
+            inert = partial(is_inert, module=new.module, names=names, function_names=function_names)
             # A module's fix facts are read only for the fixes of findings in that module: a fix edits its
             # finding's file alone (an edit holds positions, not a path).
             fixes_changed = old.fix != new.fix
@@ -54,7 +56,9 @@ def seen_by_the_pass(
         seen.append(old != new)
     if not differing:
         return seen
-    unseen = unseen_functions(((old, new) for old, new, _ in differing.values()), partial(_denoting, names))
+    from repro_lint.program.model import reached_by_name
+
+    unseen = unseen_functions(((old, new) for old, new, _ in differing.values()), partial(_denoting, names), reached_by_name)
     if unseen is None:
         return None
     namings: list[Mapping[str, Naming]] = [{} for _ in changes]
@@ -70,6 +74,11 @@ def seen_by_the_pass(
     if unseen and named_elsewhere(namings):
         return None
     return seen
+
+
+def defined_names(analyses: Iterable[FileAnalysis]) -> frozenset[str]:
+    """The last names of the functions the analyses' modules define."""
+    return frozenset(function.qualname.rpartition(".")[2] for analysis in analyses if analysis.facts is not None for function in analysis.facts.functions)
 
 
 def _denoting(names: ModuleNames, unseen: Mapping[str, str], importer: str) -> Callable[[str], str | None]:
@@ -110,7 +119,7 @@ def named_elsewhere(project: Project, changed: Sequence[SourceModule], namings: 
             return True
         for number, line in enumerate(module.text.split("\n"), 1):  # as LineIndex counts
             for name, (defining, calls) in naming.items():
-                if number not in defining and len(words[name].findall(line)) > calls.get(number, 0) + imported[name].get(number, 0):
+                if not any(number in lines for lines in defining) and len(words[name].findall(line)) > calls.get(number, 0) + imported[name].get(number, 0):
                     return True
     encoded = [name.encode() for name in names]
     any_word = re.compile(rf"(?<!\w)(?:{'|'.join(map(re.escape, names))})(?!\w)".encode(), re.ASCII)

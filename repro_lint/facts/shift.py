@@ -20,9 +20,14 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # the facts' module loads LibCST, which a run answered from its record never does
     from repro_lint.facts.module_facts import CallFact, ModuleFacts
 
-# Where a module's text may name a function without the pass seeing it: the lines defining it, and
-# the number of its plain calls on each other line (see `calls_of`).
-Naming = tuple[range, Mapping[int, int]]
+# Where a module's text may name a function without the pass seeing it: the lines defining the
+# functions of that name (methods of several classes may share it), and the number of its plain calls
+# on each other line (see `calls_of`).
+Naming = tuple[tuple[range, ...], Mapping[int, int]]
+
+# What an unresolved `obj.method()` denotes for `Denoted`: any method of that name (as the pass's
+# call graph reads it).
+_ANY_METHOD = "*."
 
 # A field whose annotation names `Line` (repro_lint.core.source) holds lines: `Line`, `Line | None`, pairs
 # of lines. The facts' modules postpone annotations, so each field's type is its annotation's text.
@@ -89,21 +94,26 @@ Denoted = Callable[[str], "str | None"]
 
 
 def unseen_functions(
-    changes: Iterable[tuple[ModuleFacts, ModuleFacts]], denoting: Callable[[Mapping[str, str], str], Denoted]
+    changes: Iterable[tuple[ModuleFacts, ModuleFacts]],
+    denoting: Callable[[Mapping[str, str], str], Denoted],
+    reached_by_name: Callable[[str], bool],
 ) -> dict[str, str] | None:
     """The functions that only one version of their module defines, each with the name its module
-    binds it to (its own; for one defined within another such function, that one's), where the pass
-    cannot see any of them: each is defined at module level (or within such a function), makes no
-    call the pass sees but plain calls of them (`denoting` gives, for these functions and a module,
-    which of them a name written there denotes), chooses nothing to run at run time
-    (`globals()[name]()`), has no events and does not train. None where one of them is not such a
-    function.
+    binds it to (a method's own; for one defined within another such function, that one's), where
+    the pass cannot see any of them: each is defined at module level, is a method the pass reaches
+    by no name of its own (`reached_by_name`: `forward`, `__call__` and other protocol methods run
+    implicitly), or is defined within such a function; makes no call the pass sees but plain calls
+    of them (`denoting` gives, for these functions and a module, which of them a name written there
+    denotes; `self.summary()` denotes the methods named `summary`), chooses nothing to run at run
+    time (`globals()[name]()`), has no events and does not train. None where one of them is not
+    such a function.
 
-    The pass reaches a function only through a call or a reference naming it, and these functions
-    reach only each other: a call that only runs one (not started in another process, not wrapped
-    for later, not handed over by name), made in its module or another, changes none of the pass's
-    results, nor do the functions, defined or not, nor a name importing one. Which texts may name
-    them otherwise is for the caller to rule out (see `calls_of`)."""
+    The pass reaches a function only through a call or a reference naming it (a method, also through
+    `obj.method()` on an object it cannot resolve), and these functions reach only each other: a call
+    that only runs one (not started in another process, not wrapped for later, not handed over by
+    name), made in its module or another, changes none of the pass's results, nor do the functions,
+    defined or not, nor a name importing one. Which texts may name them otherwise is for the caller
+    to rule out (see `calls_of`)."""
     found: dict[str, str] = {}
     calling: list[tuple[str, tuple[CallFact, ...]]] = []
     for old, new in changes:
@@ -112,12 +122,17 @@ def unseen_functions(
         for function in (*old.functions, *new.functions):
             if function.qualname not in differing:
                 continue
-            name, _, inner = function.qualname.removeprefix(prefix).partition(".")
-            if inner and not (inner.startswith("<locals>.") and prefix + name in differing):
-                return None  # a method, or a function within one that stays
+            defined, _, within = function.qualname.removeprefix(prefix).partition(".<locals>.")
+            if within and prefix + defined not in differing:
+                return None  # a function within one that stays
+            owner, _, name = defined.rpartition(".")
+            if owner and reached_by_name(name):
+                return None  # a method the pass reaches by its name alone
             if function.events or function.trains or function.dispatches:
                 return None  # a function choosing at run time what it runs may run anything
             found[function.qualname] = name
+            if owner:
+                found[_ANY_METHOD + name] = name
             if function.calls:
                 calling.append((new.module, function.calls))
     # Every one of them must be such a function, so each may call any other of them, itself included.
@@ -134,7 +149,11 @@ def _only(denoted: Denoted, targets: tuple[str, ...]) -> bool:
 
 def _plain(denoted: Denoted, call: CallFact) -> bool:
     """A call that only runs functions the pass cannot see."""
-    return _only(denoted, call.targets) and not (call.reference or call.launcher or call.wrapped)
+    if call.reference or call.launcher or call.wrapped:
+        return False
+    if not call.targets and call.method is not None:  # `obj.method()` on an object the pass cannot resolve
+        return denoted(_ANY_METHOD + call.method) is not None
+    return _only(denoted, call.targets)
 
 
 def without_unseen(facts: ModuleFacts, denoted: Denoted, no_module: Callable[[str], bool]) -> ModuleFacts:
@@ -159,9 +178,11 @@ def calls_of(facts: ModuleFacts, denoted: Denoted, names: Iterable[str]) -> dict
     lines: dict[str, dict[int, int]] = {name: {} for name in names}
     for call in facts.every_call():
         if _plain(denoted, call):
-            for target in call.targets:
+            for target in call.targets or (_ANY_METHOD + call.method,):  # type: ignore[operator]
                 counts = lines[denoted(target)]  # type: ignore[index]
                 counts[call.line] = counts.get(call.line, 0) + 1
-    defined_at = {function.qualname: range(function.line, function.end_line + 1) for function in facts.functions}
-    prefix = f"{facts.module}."
-    return {name: (defined_at.get(prefix + name, range(0)), counts) for name, counts in sorted(lines.items())}
+    defined_at: dict[str, list[range]] = {}
+    for function in facts.functions:
+        if (name := denoted(function.qualname)) is not None and name == function.qualname.rpartition(".")[2]:
+            defined_at.setdefault(name, []).append(range(function.line, function.end_line + 1))
+    return {name: (tuple(defined_at.get(name, ())), counts) for name, counts in sorted(lines.items())}

@@ -74,7 +74,7 @@ class CallGraph:
             return ()
         if found in self.functions:
             return (found,)
-        return tuple(f"{found}.{method}" for method in _IMPLICIT_METHODS if f"{found}.{method}" in self.functions)
+        return tuple(f"{found}.{method}" for method in IMPLICIT_METHODS if f"{found}.{method}" in self.functions)
 
     def resolve_symbol(self, qualified: str, importer: str | None = None) -> str | None:
         """The project function or class a qualified name denotes, following re-exports through
@@ -612,7 +612,7 @@ def unresolved_method(call: CallFact) -> str | None:
     return call.method
 
 
-_IMPLICIT_METHODS = ("__init__", "__call__", "forward", "__getitem__", "__getitems__", "__iter__", "__next__")
+IMPLICIT_METHODS = ("__init__", "__call__", "forward", "__getitem__", "__getitems__", "__iter__", "__next__")
 
 
 def is_method(qualname: str, module: str) -> bool:

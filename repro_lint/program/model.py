@@ -20,7 +20,7 @@ from typing import NamedTuple
 from repro_lint.core.graphs import closure
 from repro_lint.facts.events import Event, tables
 from repro_lint.facts.module_facts import CallFact, ClassFacts, FunctionFacts, ModuleFacts
-from repro_lint.program.call_graph import CallGraph, is_method, unresolved_method
+from repro_lint.program.call_graph import IMPLICIT_METHODS, CallGraph, is_method, unresolved_method
 from repro_lint.program.declared import Declared
 from repro_lint.program.module_names import ModuleNames
 from repro_lint.program.processes import Processes
@@ -498,6 +498,13 @@ _ANY_METHOD = "*."  # no qualified name starts so
 _ENTRY = "entry"
 # The method whose calls, whatever they resolve to, decide the "epochs_unset" requirement.
 _SET_EPOCH = "set_epoch"
+
+
+def reached_by_name(method: str) -> bool:
+    """Whether the pass may reach a method of this name without a call naming it: a protocol method
+    a call of its class or instance runs (`__init__`, `forward`, `__getitem__`), any other name
+    Python calls implicitly (`__enter__`), or `set_epoch`, whose calls it reads whatever they run."""
+    return method.startswith("__") or method in IMPLICIT_METHODS or method == _SET_EPOCH
 
 
 def is_inert(call: CallFact, module: str, names: ModuleNames, function_names: Collection[str]) -> bool:
