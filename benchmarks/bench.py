@@ -133,12 +133,31 @@ def _called_chain(number: int, step: str) -> bytes:
     ).encode()
 
 
+_CLASS = re.compile(rb"^class \w+[^\n]*:[ \t]*\n(?=([ \t]+)\S)", re.MULTILINE)
+
+
+def _methods_added(text: bytes, number: int) -> bytes:
+    """Two methods, the first calling the second through `self.`, first in the file's first class
+    (with a one-line header); where it has none, in a class appended (which the pass sees)."""
+    header = _CLASS.search(text)
+    indent = header.group(1) if header else b"    "
+    methods = (
+        f"def benchmark_edit_{number}(self):\n    return self.benchmark_step_{number}()\n\n"
+        f"def benchmark_step_{number}(self):\n    return {number}\n\n"
+    ).encode()
+    methods = b"".join(indent + line if line.strip() else line for line in methods.splitlines(keepends=True))
+    if header is None:
+        return text + f"\n\nclass BenchmarkEdit{number}:\n".encode() + methods
+    return text[: header.end()] + methods + text[header.end() :]
+
+
 # The one-file edits, each different from the last run's text: a comment appended keeps the file's
 # facts; lines inserted first move every line in it (one more each run); a call of a function the
 # project does not define, an import of a module it does not hold, or a function nothing calls
 # adds something the project pass cannot see, as does a function that calls nothing added with a call
-# of it, or two of them, one calling the other. These reuse the last run's project pass. The same two
-# functions where the second seeds, and called, change what the pass sees, and it runs again.
+# of it, or two of them, one calling the other, or two methods alike in a class. These reuse the last
+# run's project pass. The same two functions where the second seeds, and called, change what the pass
+# sees, and it runs again.
 EDITS: dict[str, Callable[[bytes, int], bytes]] = {
     "comment added": lambda text, number: text + f"\n# benchmark edit {number}\n".encode(),
     "line inserted": lambda text, number: b"# benchmark edit\n" * (number + 1) + text,
@@ -146,6 +165,7 @@ EDITS: dict[str, Callable[[bytes, int], bytes]] = {
     "import added": lambda text, number: text + f"\nimport benchmark_edit_{number}\n".encode(),
     "function added": lambda text, number: text + f"\n\ndef benchmark_edit_{number}():\n    pass\n".encode(),
     "inert function called": lambda text, number: text + _called_chain(number, "pass"),
+    "methods added": _methods_added,
     "function called": lambda text, number: text + _called_chain(number, f"import random\n\n    random.seed({number})"),
 }
 
