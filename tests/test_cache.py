@@ -429,6 +429,8 @@ def test_edits_the_project_pass_cannot_see_reuse_it(project, monkeypatch, name, 
         ("models/helpers.py", "def unused", "def go():\n    step()\n\n\ndef step():\n    torch.manual_seed(0)\n\n\ngo()\n\n\ndef unused"),  # an event
         ("models/helpers.py", "def unused", "def go():\n    register(step)\n\n\ndef step():\n    return 1\n\n\ngo()\n\n\ndef unused"),  # handed over
         ("models/helpers.py", "def unused", "def go():\n    unused()\n\n\ndef step():\n    return 1\n\n\ngo()\n\n\ndef unused"),  # one that stays
+        # A function whose calls the pass reads by its name (`obj.set_epoch(...)`, for the epoch condition).
+        ("models/helpers.py", "def unused", "def set_epoch(epoch):\n    return epoch\n\n\nmodels.helpers.set_epoch(0)\n\n\ndef unused"),
     ],
 )
 def test_edits_the_project_pass_may_see_run_it(project, monkeypatch, name, old, new):

@@ -100,9 +100,9 @@ def unseen_functions(
 ) -> dict[str, str] | None:
     """The functions that only one version of their module defines, each with the name its module
     binds it to (a method's own; for one defined within another such function, that one's), where
-    the pass cannot see any of them: each is defined at module level, is a method the pass reaches
-    by no name of its own (`reached_by_name`: `forward`, `__call__` and other protocol methods run
-    implicitly), or is defined within such a function; makes no call the pass sees but plain calls
+    the pass cannot see any of them: each is defined at module level, is a method, or is defined
+    within such a function, and is named nothing the pass reaches or reads by the name alone
+    (`reached_by_name`: `forward`, `__call__` and other protocol methods run implicitly, `set_epoch`); makes no call the pass sees but plain calls
     of them (`denoting` gives, for these functions and a module, which of them a name written there
     denotes; `self.summary()` denotes the methods named `summary`), chooses nothing to run at run
     time (`globals()[name]()`), has no events and does not train. None where one of them is not
@@ -126,8 +126,8 @@ def unseen_functions(
             if within and prefix + defined not in differing:
                 return None  # a function within one that stays
             owner, _, name = defined.rpartition(".")
-            if owner and reached_by_name(name):
-                return None  # a method the pass reaches by its name alone
+            if reached_by_name(name) or reached_by_name(function.qualname.rpartition(".")[2]):
+                return None  # the pass reaches such a method, or reads such calls, by the name alone
             if function.events or function.trains or function.dispatches:
                 return None  # a function choosing at run time what it runs may run anything
             found[function.qualname] = name
