@@ -450,6 +450,36 @@ def _runs_the_pass_again(root, monkeypatch):
     assert _full(root) == expected
 
 
+_LAUNCH = "torchrun --nproc_per_node 8 train.py \\\n    --use-flash-attn\n"
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("scripts/launch.sh", _LAUNCH.replace("8", "4") + "    --deterministic-modes\n"),  # changed
+        ("scripts/again.sh", "python train.py --epochs 2\n"),  # added (a finding there asks the programs, which the record cannot answer)
+        ("configs/run.yaml", "seed: 1\n"),  # a config added
+        ("scripts/launch.sh", None),  # removed
+    ],
+)
+def test_launch_scripts_and_configs_added_changed_or_removed_reuse_the_pass(project, monkeypatch, name, text):
+    """They have no facts: the pass cannot see them, and their own findings are judged again."""
+    root = project({**WITH_HELPERS, "scripts/launch.sh": _LAUNCH})
+    _full(root)
+    path = root / name
+    if text is None:
+        path.unlink()
+    else:
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(text)
+    expected = _full(root, use_cache=False)
+    assert any(path.endswith("scripts/launch.sh") for path, *_ in expected) == (name != "scripts/launch.sh" or text is not None)
+    with monkeypatch.context() as patched:
+        _forbid_project_pass(patched)
+        assert _full(root) == expected
+    assert _full(root) == expected
+
+
 def test_a_method_added_is_known_by_name_to_the_runs_after(project, monkeypatch):
     """The record answering for a method added learns its name: a call `obj.summary()` added later
     may run it, and the pass runs."""

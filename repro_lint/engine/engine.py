@@ -188,15 +188,16 @@ class Engine:
         files = recorded.files
         # A record that reports more files than this run answers for its own: a run on the files of a
         # commit after an audit of the whole project, which also read launch scripts and configs
-        # (which have no facts).
+        # (which have no facts). A launch script or config added is one more file without facts.
         displays = {module.display for module in project.modules}
         beyond = files.keys() - displays
-        if not displays <= files.keys() or not all(display.endswith(SCANNED_SUFFIXES) for display in beyond):
-            return None  # a file added or removed
-        if not all(files[module.display].identity in identities(module) for module in project.modules):
+        if not all(display.endswith(SCANNED_SUFFIXES) for display in beyond) or not all(map(_scanned, displays - files.keys())):
+            return None  # a Python file added or removed
+        listed = [module for module in project.modules if module.display in files]
+        if not all(files[module.display].identity in identities(module) for module in listed):
             return None  # a file reported now that the record read only for its facts
-        same_files = not beyond and all(files[module.display].identity == cache_identity(module) for module in project.modules)
-        changed = [module for module in project.modules if files[module.display].digest != module.digest]
+        same_files = not beyond and all(files[module.display].identity == cache_identity(module) for module in listed)
+        changed = [module for module in project.modules if module.display not in files or files[module.display].digest != module.digest]
         if recorded.entries is not None and self._declared(project, recorded.entries) != recorded.declared:
             return None
         reported = {module.display for module in project.modules if module.report}
@@ -209,7 +210,8 @@ class Engine:
         self._analyze_modules([(module, cache) for module in changed])
         versions = []
         for module in changed:
-            before = cache.load(module.display, files[module.display].identity, files[module.display].digest)
+            # A launch script's or config's scan, never cached, has no facts in any version.
+            before = self._analyze(module) if _scanned(module.display) else cache.load(module.display, files[module.display].identity, files[module.display].digest)
             if before is None:
                 return None
             versions.append((before, self._analyze(module)))
@@ -435,6 +437,11 @@ def _this_round(findings: Sequence[Finding], unsafe: bool) -> list[Finding]:
     fixable = [finding for finding in findings if applicable(finding, unsafe)]
     first = [finding for finding in fixable if (rule := REGISTRY.get(finding.code)) is not None and rule.fixes_first]
     return first or fixable
+
+
+def _scanned(display: str) -> bool:
+    """A launch script or config: scanned on every run, it has no facts."""
+    return scanner_for(display) is not None
 
 
 def fixed_count(fixes_applied: Mapping[int, tuple[bytes, Counter[str]]]) -> int:
