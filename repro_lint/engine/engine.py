@@ -25,7 +25,6 @@ from repro_lint.core.settings import Settings
 from repro_lint.core.source import unpacked
 from repro_lint.engine.cache import AnalysisCache, LastRun, RecordedRun, prune
 from repro_lint.engine.closure import needed
-from repro_lint.engine.discovery import SCANNED_SUFFIXES
 from repro_lint.engine.fixes import MAX_FIX_ROUNDS, applicable, apply_fixes
 from repro_lint.engine.heap import collector_paused, freed_memory_returned, kept_out_of_collections
 from repro_lint.engine.last_run import defined_names, named_elsewhere, points_into, seen_by_the_pass
@@ -191,7 +190,7 @@ class Engine:
         # (which have no facts). A launch script or config added is one more file without facts.
         displays = {module.display for module in project.modules}
         beyond = files.keys() - displays
-        if not all(display.endswith(SCANNED_SUFFIXES) for display in beyond) or not all(map(_scanned, displays - files.keys())):
+        if not all(map(_scanned, beyond | (displays - files.keys()))):
             return None  # a Python file added or removed
         listed = [module for module in project.modules if module.display in files]
         if not all(files[module.display].identity in identities(module) for module in listed):
