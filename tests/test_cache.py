@@ -377,6 +377,9 @@ WITH_HELPERS = {
         ("models/helpers.py", "    def tune", "    @staticmethod\n    def summary():\n        return 1\n\n    def tune"),
         ("models/helpers.py", "\n\ndef unused", "\n    @staticmethod\n    def summary():\n        return 1\n\n\nTuner.summary()\n\n\ndef unused"),
         ("models/helpers.py", "    def tune(self):\n        return 1\n", "    pass\n"),
+        # Arguments of project calls, where no project function takes a setting from its caller.
+        ("models/helpers.py", "return models.helpers.ready()", "return (models.helpers.ready())"),  # moved within its line
+        ("models/helpers.py", "return describe()", "return describe(dataset=1)"),  # a word dataset facts look for, and none
     ],
 )
 def test_edits_the_project_pass_cannot_see_reuse_it(project, monkeypatch, name, old, new):
@@ -491,6 +494,90 @@ def test_a_method_added_is_known_by_name_to_the_runs_after(project, monkeypatch)
         _full(root)
     _edit(root, "train.py", "model = build()", "model = build(); model.summary()")  # no line moves
     _runs_the_pass_again(root, monkeypatch)
+
+
+# A project module's logger, its class, a name it binds to a project class and one star-importing
+# another module, which models/tuning.py imports and calls.
+WITH_LOG = {
+    **WITH_HELPERS,
+    "models/log.py": (
+        "import logging\nfrom logging import getLogger\n\nfrom models.helpers import Tuner as Chosen\n\nLOGGER = logging.getLogger('models')\n\n\n"
+        "class Handler:\n    def emit(self):\n        return 1\n"
+    ),
+    "models/every.py": "from models.helpers import *\n",
+    "models/tuning.py": (
+        "import torch\nfrom models import every, log\nfrom models.log import LOGGER\n\n\n"
+        "def fast():\n    LOGGER.debug('fast')\n    torch.backends.cudnn.benchmark = True\n"
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "reused"),
+    [
+        # Calls of what a project module's variable holds, or of a library function it imports.
+        ("    torch.backends", "    LOGGER.info('tuning')\n    torch.backends", True),
+        ("    torch.backends", "    log.LOGGER.warning('tuning')\n    torch.backends", True),
+        ("    torch.backends", "    log.getLogger('tuning').info('x')\n    torch.backends", True),
+        ("    LOGGER.debug('fast')\n", "", True),  # removed
+        # Calls of what the pass resolves: a class, a name bound to one, a star import's function.
+        ("    torch.backends", "    log.Handler().emit()\n    torch.backends", False),
+        ("    torch.backends", "    log.Chosen().tune()\n    torch.backends", False),
+        ("    torch.backends", "    every.later()\n    torch.backends", False),
+    ],
+)
+def test_calls_of_names_a_project_module_does_not_define_are_not_seen_by_the_pass(project, monkeypatch, old, new, reused):
+    """`LOGGER.info(...)` of a logger a project module builds: the pass resolves nothing there, and
+    the facts of the module named tell so."""
+    root = project(WITH_LOG)
+    _full(root)
+    _edit(root, "models/tuning.py", old, new)
+    if not reused:
+        _runs_the_pass_again(root, monkeypatch)
+        return
+    expected = _full(root, use_cache=False)
+    with monkeypatch.context() as patched:
+        _forbid_project_pass(patched)
+        assert _full(root) == expected
+
+
+# A library function whose DataLoader takes `shuffle` from its caller, and another function of the
+# library that chooses nothing; train.py calls both.
+WITH_CHOICE = {
+    "data.py": (
+        "from torch.utils.data import DataLoader\n\n\ndef get_loader(dataset, shuffle):\n    return DataLoader(dataset, shuffle=shuffle)\n\n\n"
+        "def describe(dataset, name):\n    return name\n"
+    ),
+    "train.py": (
+        "import torch\nfrom data import describe, get_loader\n\n\ndef main():\n    torch.manual_seed(0)\n"
+        "    loader = get_loader([1, 2], shuffle=False)\n    describe(loader, 'first')\n    torch.ones(2).sum().backward()\n\n\n"
+        "if __name__ == '__main__':\n    main()\n"
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "reused"),
+    [
+        ("describe(loader, 'first')", "describe(loader, 'second')", True),
+        ("describe(loader, 'first')", "describe(name='first', dataset=loader)", True),
+        ("shuffle=False", "shuffle=True", False),  # REP202 at the call
+        ("get_loader([1, 2], shuffle=False)", "get_loader([1, 2], False)", False),
+    ],
+)
+def test_arguments_the_pass_reads_are_those_of_calls_that_may_reach_a_callers_choice(project, monkeypatch, old, new, reused):
+    """The pass reads a call's arguments only where it may reach a function taking a setting from its
+    caller (program/callers_choice.py): other calls' may change without running it."""
+    root = project(WITH_CHOICE)
+    _full(root)
+    _edit(root, "train.py", old, new)
+    if not reused:
+        _runs_the_pass_again(root, monkeypatch)
+        return
+    expected = _full(root, use_cache=False)
+    with monkeypatch.context() as patched:
+        _forbid_project_pass(patched)
+        assert _full(root) == expected
 
 
 @pytest.mark.parametrize("edit", sorted(bench.EDITS))

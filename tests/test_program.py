@@ -8,6 +8,7 @@ from repro_lint.analysis.python import analyze
 from repro_lint.analysis.result import ModuleIdentity
 from repro_lint.core.settings import Settings
 from repro_lint.program.model import ProjectModel, is_inert
+from repro_lint.program.symbols import denotes_nothing
 
 
 def model(files: dict[str, str], entry_points: tuple[str, ...] = ()) -> ProjectModel:
@@ -217,6 +218,38 @@ def test_calls_the_pass_cannot_see_are_inert():
     everywhere = frozenset(project.modules)
     for call in inert:  # what the model itself makes of them: nothing
         assert project.calls.callees(call, "train", everywhere) == () and project.calls.callees_run_now(call, "train") == ()
+
+
+# Names a project module may or may not give: its variables, definitions, submodules, names it binds
+# inside and outside the project, re-exports and star imports, under the same and other names.
+SYMBOLS = {
+    "pkg/__init__.py": "from .core import Trainer\nfrom .log import *\nimport logging\n",
+    "pkg/core.py": "import numpy as np\nfrom logging import getLogger\nfrom pkg import log as journal\n\nLOGGER = getLogger()\n\n\nclass Trainer:\n    def fit(self):\n        return 1\n",
+    "pkg/log.py": "import logging\n\nLOGGER = logging.getLogger()\n\n\ndef info(message):\n    return message\n",
+    "pkg/sub/__init__.py": "",
+    "pkg/sub/deep.py": "def run():\n    return 1\n",
+    "vendor/numpy/random.py": "def seed(n):\n    return n\n",
+    "main.py": "import pkg\n",
+}
+
+
+def test_what_denotes_nothing_by_the_facts_of_the_modules_it_names_resolves_to_nothing():
+    """`denotes_nothing` stands in for the resolver where only a few modules' facts are at hand: it
+    must never say so of a name the resolver resolves, and it tells most names the resolver finds
+    nothing for."""
+    project = model(SYMBOLS)
+    heads = ["pkg", "pkg.core", "pkg.log", "pkg.sub", "pkg.sub.deep", "core", "log", "np", "numpy", "vendor.numpy"]
+    members = ["LOGGER", "Trainer", "info", "getLogger", "journal", "np", "logging", "deep", "run", "random", "seed", "fit", "missing"]
+    names = [f"{head}.{member}" for head in heads for member in members]
+    names += [f"{name}.{last}" for name in names for last in ("info", "fit", "seed", "run")]
+    nothing = []
+    for importer in ("main", "pkg.core", "pkg.sub.deep"):
+        for name in names:
+            if project.names.split(name, importer) is not None and denotes_nothing(name, importer, project.names, project.modules.get):
+                assert project.calls.resolve_symbol(name, importer) is None, (name, importer)
+                nothing.append(name)
+    assert {"pkg.core.LOGGER.info", "pkg.log.LOGGER.info", "pkg.core.getLogger.info", "pkg.core.missing"} <= set(nothing)
+    assert "pkg.LOGGER.info" not in nothing  # `pkg` star-imports a project module: not told
 
 
 # `helpers` binds names to library modules; one of those names is also a folder of the project

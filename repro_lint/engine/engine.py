@@ -27,7 +27,7 @@ from repro_lint.engine.cache import AnalysisCache, LastRun, RecordedRun, prune
 from repro_lint.engine.closure import needed
 from repro_lint.engine.fixes import MAX_FIX_ROUNDS, applicable, apply_fixes
 from repro_lint.engine.heap import collector_paused, freed_memory_returned, kept_out_of_collections
-from repro_lint.engine.last_run import defined_names, named_elsewhere, points_into, seen_by_the_pass
+from repro_lint.engine.last_run import defined_names, facts_by_module, named_elsewhere, points_into, seen_by_the_pass
 from repro_lint.engine.modules import Project, SourceModule, cache_entries, cache_identity, cached, failure, has_failed, identities, project_display
 from repro_lint.engine.progress import MIN_FILES, Progress
 from repro_lint.engine.workers import Task, analyse_all
@@ -214,7 +214,8 @@ class Engine:
             if before is None:
                 return None
             versions.append((before, self._analyze(module)))
-        seen = seen_by_the_pass(versions, recorded, ModuleNames(recorded.modules), partial(named_elsewhere, project, changed))
+        facts_of = facts_by_module(project, files, cache, ((module, *version) for module, version in zip(changed, versions)))
+        seen = seen_by_the_pass(versions, recorded, ModuleNames(recorded.modules), partial(named_elsewhere, project, changed), facts_of)
         if seen is None:
             return None
         moved = [module for module, lines_moved in zip(changed, seen) if lines_moved]
@@ -307,7 +308,7 @@ class Engine:
             declared = model.declared if entries is not None else None
             analyses_kept = cache_entries(project, cache)
             last_run.store(
-                RecordedRun(found, entries, declared, files, program_findings, verdicts, analyses_kept, project.universe or frozenset(model.modules), model.function_names, outlined)
+                RecordedRun(found, entries, declared, files, program_findings, verdicts, analyses_kept, project.universe or frozenset(model.modules), model.function_names, model.chosen_names, outlined)
             )
             prune(cache.folder)  # after a full pass only: a run answered from its record must stay quick
         return found

@@ -8,17 +8,19 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
+from functools import cache as cache_results
 from functools import partial
 from typing import TYPE_CHECKING
 
 from repro_lint.analysis.result import FileAnalysis
 from repro_lint.core.findings import Finding
-from repro_lint.engine.cache import RecordedRun
+from repro_lint.engine.cache import AnalysisCache, RecordedFile, RecordedRun
 from repro_lint.engine.modules import Project, SourceModule
 from repro_lint.facts.shift import Naming, calls_of, same_but_for_moved_lines, unseen_functions, without_calls, without_imports, without_unseen
 from repro_lint.program.module_names import ModuleNames
 
 if TYPE_CHECKING:  # the facts' module loads LibCST, which a run answered from its record never does
+    from repro_lint.facts.callers_choice import ArgumentsFact
     from repro_lint.facts.module_facts import ModuleFacts
 
 
@@ -27,6 +29,7 @@ def seen_by_the_pass(
     recorded: RecordedRun,
     names: ModuleNames,
     named_elsewhere: Callable[[Sequence[Mapping[str, Naming]]], bool],
+    facts_of: Callable[[str, bool], ModuleFacts | None],
 ) -> list[bool] | None:
     """How the project pass sees the changes to the changed files, each from its analysis before to
     the one after: not at all (False); only in what it reports in that file (True), where lines
@@ -34,11 +37,17 @@ def seen_by_the_pass(
     cannot see (of a library's functions and modules), and functions added or removed that run
     nothing it sees, with the calls that only run them in any of the files, are left out where the
     facts differ by more than moved lines: where `named_elsewhere`, given for each file where its
-    text may name those functions, finds no other place naming one."""
+    text may name those functions, finds no other place naming one. `facts_of` gives a project
+    module's facts before the changes (False) or after (True): what a call names there tells
+    whether it denotes anything the pass sees."""
     seen: list[bool] = []
     differing: dict[int, tuple[ModuleFacts, ModuleFacts, bool]] = {}
     # A call `obj.summary()` may reach a method `summary` added now, which the record does not name.
     function_names = recorded.function_names | defined_names(after for _, after in changes)
+    # The pass reads a call's arguments only where it may reach a function whose setting a caller
+    # decides (program/callers_choice.py): the others may change, or move within their lines. The
+    # changed files' choices are compared as facts: any difference there is seen.
+    chosen = recorded.chosen_names
     for before, after in changes:
         old, new = before.facts, after.facts
         if old is None or new is None:
@@ -47,11 +56,15 @@ def seen_by_the_pass(
         elif old != new and not same_but_for_moved_lines(old, new):
             from repro_lint.program.model import is_inert  # the model loads LibCST, which a run answered from its record never does
 
-            inert = partial(is_inert, module=new.module, names=names, function_names=function_names)
+            judged = partial(is_inert, module=new.module, names=names, function_names=function_names)
+            inert_before, inert_after = (partial(judged, facts_of=partial(facts_of, after=state)) for state in (False, True))
             # A module's fix facts are read only for the fixes of findings in that module: a fix edits its
             # finding's file alone (an edit holds positions, not a path).
             fixes_changed = old.fix != new.fix
-            old, new = (replace(without_imports(without_calls(facts, inert), names.outside), fix=None) for facts in (old, new))
+            old, new = (
+                replace(without_imports(without_calls(facts, inert), names.outside), fix=None, arguments=_read_arguments(facts, chosen))
+                for facts, inert in ((old, inert_before), (new, inert_after))
+            )
             differing[len(seen)] = (old, new, fixes_changed)
         seen.append(old != new)
     if not differing:
@@ -74,6 +87,34 @@ def seen_by_the_pass(
     if unseen and named_elsewhere(namings):
         return None
     return seen
+
+
+def facts_by_module(
+    project: Project, files: Mapping[str, RecordedFile], cache: AnalysisCache, versions: Iterable[tuple[SourceModule, FileAnalysis, FileAnalysis]]
+) -> Callable[[str, bool], ModuleFacts | None]:
+    """A project module's facts by its name, before the changes (False: the record's, from the cache)
+    or after (True); None where unknown (no such module, two files of that name, no entry)."""
+    changed = {module.identity.name: (before.facts, after.facts) for module, before, after in versions}
+    displays: dict[str, str | None] = {}
+    for module in project.modules:
+        displays[module.identity.name] = None if module.identity.name in displays else module.display
+
+    @cache_results
+    def facts_of(name: str, after: bool) -> ModuleFacts | None:
+        if name in changed:
+            return changed[name][after]
+        display = displays.get(name)
+        recorded = files.get(display) if display is not None else None
+        analysis = cache.load(display, recorded.identity, recorded.digest) if display is not None and recorded is not None else None
+        return analysis.facts if analysis is not None else None
+
+    return facts_of
+
+
+def _read_arguments(facts: ModuleFacts, chosen: frozenset[str]) -> tuple[ArgumentsFact, ...]:
+    """The arguments facts of the module's calls that the pass reads: of those that may reach a
+    function whose setting a caller decides."""
+    return tuple(passed for passed in facts.arguments if passed.may_reach(chosen))
 
 
 def defined_names(analyses: Iterable[FileAnalysis]) -> frozenset[str]:

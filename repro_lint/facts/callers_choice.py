@@ -13,7 +13,7 @@ anything else, and `FORWARDED` for a parameter of the calling function (a caller
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 
 import libcst as cst
@@ -70,6 +70,10 @@ class ArgumentsFact:
     keywords: tuple[tuple[str, str], ...]
     unpacked: bool  # `*args` or `**kwargs`: any parameter may be given
 
+    def may_reach(self, names: Collection[str]) -> bool:
+        """Whether the call may reach a function whose last name is among `names` (see `chosen_names`)."""
+        return any(target.rpartition(".")[2] in names for target in self.targets)
+
     def gives(self, choice: Choice) -> bool:
         """Whether the call names the choice's parameter (by keyword or position)."""
         named = any(keyword == choice.parameter for keyword, _ in self.keywords)
@@ -85,6 +89,12 @@ class ArgumentsFact:
         if choice.position is not None and choice.position < len(self.positional):
             return self.positional[choice.position]
         return None if self.unpacked else choice.default
+
+
+def chosen_names(choices: Iterable[ChoiceFact]) -> frozenset[str]:
+    """The last names of the functions whose setting a caller decides: the project pass reads the
+    arguments of a call only where it may reach one (`ArgumentsFact.may_reach`)."""
+    return frozenset(choice.function.rpartition(".")[2] for choice in choices)
 
 
 def offends(value: str | None, choice: Choice, by_value: Callable[[str], bool]) -> bool:

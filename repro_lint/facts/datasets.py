@@ -61,11 +61,13 @@ _RNG_WORDS = ("rng", "random", "generator")
 
 
 def dataset_facts(context: FileContext, positions: Positions) -> DatasetFacts | None:
-    """The module's dataset facts, or None when its text cannot hold any."""
+    """The module's dataset facts, or None when it has none: one state, whether or not its text has a
+    word that may name one, so that a word added or removed (`dataset=` in a call) changes no fact."""
     text = context.source
     if not any(word in text for word in _WORDS):
         return None
-    return _Collector(context, positions).facts()
+    facts = _Collector(context, positions).facts()
+    return facts if facts != DatasetFacts() else None
 
 
 class _Collector:

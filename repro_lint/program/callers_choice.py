@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from repro_lint.facts.callers_choice import ArgumentsFact, ChoiceFact, offends
+from repro_lint.facts.callers_choice import ArgumentsFact, ChoiceFact, chosen_names, offends
 from repro_lint.facts.module_facts import ModuleFacts
 from repro_lint.program.model import ProjectModel
 
@@ -39,10 +39,10 @@ def choosing_calls(project: ProjectModel, setting: str, by_value: Callable[[str]
                 chosen.setdefault(choice.function, (facts, choice))
     if not chosen:
         return
-    names = {function.rpartition(".")[2] for function in chosen}
+    names = chosen_names(choice for _, choice in chosen.values())
     for caller in project.modules.values():
         for call in caller.arguments:
-            if not any(target.rpartition(".")[2] in names for target in call.targets):
+            if not call.may_reach(names):
                 continue
             reached = {found for target in call.targets for found in project.calls.resolve_functions(target, caller.module)}
             for function in sorted(reached & chosen.keys()):

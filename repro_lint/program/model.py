@@ -12,12 +12,13 @@ answers what the rules and the engine ask of them.
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import replace
 from functools import cached_property
 from typing import NamedTuple
 
 from repro_lint.core.graphs import closure
+from repro_lint.facts.callers_choice import chosen_names
 from repro_lint.facts.events import Event, tables
 from repro_lint.facts.module_facts import CallFact, ClassFacts, FunctionFacts, ModuleFacts
 from repro_lint.program.call_graph import IMPLICIT_METHODS, CallGraph, is_method, unresolved_method
@@ -25,6 +26,7 @@ from repro_lint.program.declared import Declared
 from repro_lint.program.module_names import ModuleNames
 from repro_lint.program.processes import Processes
 from repro_lint.program.programs import Located, Program
+from repro_lint.program.symbols import denotes_nothing
 
 
 class _InitEdges(NamedTuple):
@@ -76,6 +78,12 @@ class ProjectModel:
     def function_names(self) -> frozenset[str]:
         """The last names of the project's functions: those an unresolved `obj.method()` may reach."""
         return frozenset(self.calls.methods)
+
+    @property
+    def chosen_names(self) -> frozenset[str]:
+        """The last names of the functions whose setting a caller decides: those a call must
+        (maybe) reach for the pass to read its arguments."""
+        return chosen_names(choice for facts in self.modules.values() for choice in facts.choices)
 
     # Modules and imports -------------------------------------------------------------------------
 
@@ -507,18 +515,24 @@ def reached_by_name(method: str) -> bool:
     return method.startswith("__") or method in IMPLICIT_METHODS or method == _SET_EPOCH
 
 
-def is_inert(call: CallFact, module: str, names: ModuleNames, function_names: Collection[str]) -> bool:
-    """Whether the project pass cannot see `call` (made in `module`): no prefix of its targets names
-    a project module (so `resolve_symbol` finds nothing), it may not be a project method
-    (`obj.method()` with no such method name among the project's functions), it starts no process,
-    and it is not a `set_epoch` call. Adding or removing such a call changes none of the pass's
-    results (the model reads calls nowhere else)."""
+def is_inert(
+    call: CallFact, module: str, names: ModuleNames, function_names: Collection[str], facts_of: Callable[[str], ModuleFacts | None] | None = None
+) -> bool:
+    """Whether the project pass cannot see `call` (made in `module`): `resolve_symbol` finds nothing
+    its targets denote (no prefix of one names a project module; or, with `facts_of` giving modules'
+    facts, what the module named denotes by the rest is nothing: `symbols.denotes_nothing`), it may
+    not be a project method (`obj.method()` with no such method name among the project's functions),
+    it starts no process, and it is not a `set_epoch` call. Adding or removing such a call changes
+    none of the pass's results (the model reads calls nowhere else, and a call's targets only
+    through `resolve_symbol`)."""
     if call.launcher is not None or call.method == _SET_EPOCH:
         return False
     method = unresolved_method(call)
     if method is not None and method in function_names:
         return False
-    return all(names.split(target, module) is None for target in call.targets)
+    return all(
+        names.split(target, module) is None or (facts_of is not None and denotes_nothing(target, module, names, facts_of)) for target in call.targets
+    )
 
 
 def _is_test_module(path: str) -> bool:

@@ -10,7 +10,7 @@ only by the project; a name whose re-exports lead back to itself denotes nothing
 
 from __future__ import annotations
 
-from collections.abc import Container, Mapping
+from collections.abc import Callable, Container, Mapping
 from dataclasses import dataclass
 
 from repro_lint.core.stack_memo import StackMemo, Steps
@@ -113,3 +113,37 @@ class _Denotations:
                 if found is not None:
                     return found
         return None
+
+
+def denotes_nothing(qualified: str, importer: str, names: ModuleNames, facts_of: Callable[[str], ModuleFacts | None]) -> bool:
+    """Whether `SymbolResolver.resolve` finds nothing that `qualified`, written in `importer` and
+    naming a project module by a prefix, denotes, as far as the facts of the modules its prefixes
+    name tell (`facts_of`; None where they are not known): none of them defines it, and the member
+    of the module its longest prefix names (`_Denotations.member`) is no definition nor submodule
+    there, nothing a star import may bring, and bound only to names outside the project
+    (`LOGGER.info` after `from logging_lib import LOGGER`). False where that is not so or cannot be
+    told: this stands in for the whole resolver where only a few modules' facts are at hand."""
+    split = names.split(qualified, importer)
+    if split is None:
+        return False
+    module, rest = split
+    member = f"{module}.{rest[0]}"
+    if member in names.modules:
+        return False
+    # A definition's qualified name starts with its module's: only a module some prefix names may hold one.
+    for name in (qualified, member):
+        parts = name.split(".")
+        for cut in range(1, len(parts)):
+            prefix = ".".join(parts[:cut])
+            if prefix in names.modules and ((facts := facts_of(prefix)) is None or name in _defined_in(facts)):
+                return False
+    facts = facts_of(module)
+    if facts is None:
+        return False
+    if any(not names.outside(star) for star in facts.star_imports):
+        return False
+    return all(names.outside(target) for target in facts.binding(rest[0]) if target != member)
+
+
+def _defined_in(facts: ModuleFacts) -> set[str]:
+    return {function.qualname for function in facts.functions} | {cls.qualname for cls in facts.classes}
