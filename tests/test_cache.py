@@ -443,6 +443,14 @@ def test_edits_the_project_pass_may_see_run_it(project, monkeypatch, name, old, 
     _runs_the_pass_again(root, monkeypatch)
 
 
+def _reuses_the_pass(root, monkeypatch):
+    """A run now is answered from the record, and gives what a run without the cache gives."""
+    expected = _full(root, use_cache=False)
+    with monkeypatch.context() as patched:
+        _forbid_project_pass(patched)
+        assert _full(root) == expected
+
+
 def _runs_the_pass_again(root, monkeypatch):
     """A run now runs the project pass, and gives what a run without the cache gives."""
     expected = _full(root, use_cache=False)
@@ -532,13 +540,7 @@ def test_calls_of_names_a_project_module_does_not_define_are_not_seen_by_the_pas
     root = project(WITH_LOG)
     _full(root)
     _edit(root, "models/tuning.py", old, new)
-    if not reused:
-        _runs_the_pass_again(root, monkeypatch)
-        return
-    expected = _full(root, use_cache=False)
-    with monkeypatch.context() as patched:
-        _forbid_project_pass(patched)
-        assert _full(root) == expected
+    (_reuses_the_pass if reused else _runs_the_pass_again)(root, monkeypatch)
 
 
 # A library function whose DataLoader takes `shuffle` from its caller, and another function of the
@@ -571,13 +573,7 @@ def test_arguments_the_pass_reads_are_those_of_calls_that_may_reach_a_callers_ch
     root = project(WITH_CHOICE)
     _full(root)
     _edit(root, "train.py", old, new)
-    if not reused:
-        _runs_the_pass_again(root, monkeypatch)
-        return
-    expected = _full(root, use_cache=False)
-    with monkeypatch.context() as patched:
-        _forbid_project_pass(patched)
-        assert _full(root) == expected
+    (_reuses_the_pass if reused else _runs_the_pass_again)(root, monkeypatch)
 
 
 @pytest.mark.parametrize("edit", sorted(bench.EDITS))
