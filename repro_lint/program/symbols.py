@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Container, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 
 from repro_lint.core.stack_memo import StackMemo, Steps
 from repro_lint.facts.module_facts import ModuleFacts
@@ -145,5 +146,20 @@ def denotes_nothing(qualified: str, importer: str, names: ModuleNames, facts_of:
     return all(names.outside(target) for target in facts.binding(rest[0]) if target != member)
 
 
-def _defined_in(facts: ModuleFacts) -> set[str]:
-    return {function.qualname for function in facts.functions} | {cls.qualname for cls in facts.classes}
+def _defined_in(facts: ModuleFacts) -> frozenset[str]:
+    return _definitions(_Same(facts))
+
+
+@dataclass(frozen=True, eq=False)
+class _Same:
+    """A module's facts compared by identity: hashing the facts themselves reads all of them."""
+
+    facts: ModuleFacts
+
+
+# Asked for each name a changed module's calls write, for each module its prefixes name: a handful of
+# modules, named by hundreds of calls.
+@lru_cache(maxsize=64)
+def _definitions(same: _Same) -> frozenset[str]:
+    facts = same.facts
+    return frozenset(function.qualname for function in facts.functions) | frozenset(cls.qualname for cls in facts.classes)
