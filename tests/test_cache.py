@@ -329,7 +329,7 @@ WITH_HELPERS = {
     **WITH_TUNING,
     "models/helpers.py": (
         "import torch\nimport models.helpers\n\n\nclass Tuner:\n    def tune(self):\n        return 1\n\n\ndef unused():\n    return 1\n\n\n"
-        "def later():\n    return describe()\n\n\ndef sooner():\n    return models.helpers.ready()\n"
+        "def later():\n    return describe()\n\n\ndef sooner():\n    return models.helpers.ready()\n\n\ndef reseed():\n    torch.manual_seed(0)\n"
     ),
 }
 
@@ -377,6 +377,11 @@ WITH_HELPERS = {
         ("models/helpers.py", "    def tune", "    @staticmethod\n    def summary():\n        return 1\n\n    def tune"),
         ("models/helpers.py", "\n\ndef unused", "\n    @staticmethod\n    def summary():\n        return 1\n\n\nTuner.summary()\n\n\ndef unused"),
         ("models/helpers.py", "    def tune(self):\n        return 1\n", "    pass\n"),
+        # Calls of project functions that run nothing the pass sees (program/quiet.py): from a method
+        # added, from a function added, from one that stays.
+        ("models/helpers.py", "    def tune", "    def step(self):\n        return later()\n\n    def tune"),
+        ("models/helpers.py", "def unused", "def go():\n    step()\n\n\ndef step():\n    later()\n\n\ngo()\n\n\ndef unused"),
+        ("models/helpers.py", "        return 1\n\n\ndef unused", "        return unused() + sooner()\n\n\ndef unused"),
         # Arguments of project calls, where no project function takes a setting from its caller.
         ("models/helpers.py", "return models.helpers.ready()", "return (models.helpers.ready())"),  # moved within its line
         ("models/helpers.py", "return describe()", "return describe(dataset=1)"),  # a word dataset facts look for, and none
@@ -411,15 +416,15 @@ def test_edits_the_project_pass_cannot_see_reuse_it(project, monkeypatch, name, 
         ("models/helpers.py", "    def tune", "    def set_epoch(self, epoch):\n        return epoch\n\n    def tune"),  # its calls are read
         ("models/helpers.py", "    def tune", "    def backward(self):\n        return 1\n\n    def tune"),  # any `obj.backward()` in train.py
         ("models/helpers.py", "    def tune", "    def reseed(self):\n        torch.manual_seed(0)\n\n    def tune"),  # an event
-        ("models/helpers.py", "    def tune", "    def step(self):\n        return later()\n\n    def tune"),  # a call of a project function
+        ("models/helpers.py", "    def tune", "    def step(self):\n        return reseed()\n\n    def tune"),  # a call of a project function that seeds
         ("models/helpers.py", "        return 1\n\n\ndef unused", "        return self.summary\n\n    def summary(self):\n        return 1\n\n\ndef unused"),  # named, not called
         ("models/helpers.py", "    def tune", "    class Inner:\n        def step(self):\n            return 1\n\n    def tune"),  # in a class added: classes are facts
         ("models/helpers.py", "def unused", "def seed():\n    torch.manual_seed(0)\n\n\ndef unused"),  # an event
-        ("models/helpers.py", "def unused", "def go():\n    later()\n\n\ndef unused"),  # a call of a project function
+        ("models/helpers.py", "def unused", "def go():\n    reseed()\n\n\ndef unused"),  # a call of a project function that seeds
         ("models/helpers.py", "def unused", "def go():\n    loss.backward()\n\n\ndef unused"),  # training
         ("models/layers.py", "relu = ", "def main():\n    return 1\n\n\nrelu = "),  # a name train.py uses
         # Functions added with calls, where the pass may see them.
-        ("models/helpers.py", "def unused", "def go():\n    later()\n\n\ngo()\n\n\ndef unused"),  # it calls a project function
+        ("models/helpers.py", "def unused", "def go():\n    reseed()\n\n\ngo()\n\n\ndef unused"),  # it calls a project function that seeds
         ("models/helpers.py", "def unused", "def go():\n    return 1\n\n\ngo()\nhandler = go\n\n\ndef unused"),  # named beside the call
         ("models/helpers.py", "def unused", "def go():\n    return 1\n\n\nregister(go)\n\n\ndef unused"),  # handed over
         ("models/helpers.py", "def unused", "def go():\n    return 1\n\n\ngo(go)\n\n\ndef unused"),  # called and handed over
@@ -428,10 +433,10 @@ def test_edits_the_project_pass_cannot_see_reuse_it(project, monkeypatch, name, 
         ("models/tuning.py", "\n\ndef fast():\n", "\n\ndef summary():\n    return 'tuning'\n\n\ndef fast():\n    summary()\n    print(summary)\n"),
         ("models/tuning.py", "\ndef fast():\n", "\ndef fast():\n    def inner():\n        return 2\n\n"),  # within a function that stays
         # Functions added calling each other, where the pass may see one of them.
-        ("models/helpers.py", "def unused", "def go():\n    step()\n\n\ndef step():\n    later()\n\n\ngo()\n\n\ndef unused"),  # a project function
+        ("models/helpers.py", "def unused", "def go():\n    step()\n\n\ndef step():\n    reseed()\n\n\ngo()\n\n\ndef unused"),  # a project function
         ("models/helpers.py", "def unused", "def go():\n    step()\n\n\ndef step():\n    torch.manual_seed(0)\n\n\ngo()\n\n\ndef unused"),  # an event
         ("models/helpers.py", "def unused", "def go():\n    register(step)\n\n\ndef step():\n    return 1\n\n\ngo()\n\n\ndef unused"),  # handed over
-        ("models/helpers.py", "def unused", "def go():\n    unused()\n\n\ndef step():\n    return 1\n\n\ngo()\n\n\ndef unused"),  # one that stays
+        ("models/helpers.py", "def unused", "def go():\n    reseed()\n\n\ndef step():\n    return 1\n\n\ngo()\n\n\ndef unused"),  # one that stays, and seeds
         # A function whose calls the pass reads by its name (`obj.set_epoch(...)`, for the epoch condition).
         ("models/helpers.py", "def unused", "def set_epoch(epoch):\n    return epoch\n\n\nmodels.helpers.set_epoch(0)\n\n\ndef unused"),
     ],
@@ -646,7 +651,7 @@ def test_a_function_running_nothing_added_in_one_module_and_called_from_another_
         # A name another, unchanged module uses (`relu` in models/layers.py).
         [("models/helpers.py", "def unused", "def relu():\n    return 1\n\n\ndef unused"), ("models/report.py", "    return", "    models.helpers.relu()\n    return")],
         # The function added calls a project function.
-        [("models/helpers.py", "def unused", "def summary():\n    return later()\n\n\ndef unused"), ("models/report.py", "    return", "    models.helpers.summary()\n    return")],
+        [("models/helpers.py", "def unused", "def summary():\n    return reseed()\n\n\ndef unused"), ("models/report.py", "    return", "    models.helpers.summary()\n    return")],
     ],
 )
 def test_a_function_added_in_one_module_and_called_from_another_where_the_pass_may_see_it_runs_it(project, monkeypatch, edits):

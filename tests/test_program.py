@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
+
 from repro_lint.analysis.python import analyze
+from repro_lint.api import lint_paths
 from repro_lint.analysis.result import ModuleIdentity
 from repro_lint.core.settings import Settings
 from repro_lint.program.model import ProjectModel, is_inert
+from repro_lint.program.quiet import UnseenCalls
 from repro_lint.program.symbols import denotes_nothing
 
 
@@ -250,6 +254,112 @@ def test_what_denotes_nothing_by_the_facts_of_the_modules_it_names_resolves_to_n
                 nothing.append(name)
     assert {"pkg.core.LOGGER.info", "pkg.log.LOGGER.info", "pkg.core.getLogger.info", "pkg.core.missing"} <= set(nothing)
     assert "pkg.LOGGER.info" not in nothing  # `pkg` star-imports a project module: not told
+
+
+# One call per line of `main` (lines 6 to 16), of project functions the pass may or may not see run.
+QUIET = {
+    "lib.py": """\
+        import argparse
+
+        import torch
+
+
+        def helper():
+            return tail() + undefined_here()
+
+
+        def tail():
+            return 1
+
+
+        def seeds():
+            torch.manual_seed(0)
+
+
+        def calls_seeds():
+            return seeds()
+
+
+        def options():
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--seed", type=int)
+            return parser
+
+
+        def hands_over():
+            return register(tail)
+
+
+        class Model:
+            def info(self):
+                return tail()
+
+            def forward(self, x):
+                return x
+
+
+        def builds():
+            return Model()
+
+
+        def loop():
+            return again()
+
+
+        def again():
+            return loop()
+    """,
+    "train.py": """\
+        import lib
+        import torch
+
+
+        def main(model):
+            lib.helper()
+            lib.tail()
+            lib.seeds()
+            lib.calls_seeds()
+            lib.options()
+            lib.hands_over()
+            lib.Model.info(model)
+            lib.builds()
+            lib.Model()
+            lib.Model.forward(model, 1)
+            lib.loop()
+            torch.ones(1).sum().backward()
+
+
+        if __name__ == "__main__":
+            main(None)
+    """,
+}
+# helper (calling tail and a name nothing defines), tail, Model.info, and two functions calling each other.
+QUIET_LINES = [6, 7, 12, 16]
+
+
+def test_calls_of_project_functions_that_run_nothing_the_pass_sees_are_unseen():
+    project = model(QUIET)
+    calls = [call for call in project.functions["train.main"].calls if call.line < 17]
+    unseen = UnseenCalls(project.names, project.function_names, project.modules.get, ())
+    assert [call.line for call in calls if unseen(call, "train")] == QUIET_LINES
+    # A local finding in `tail` asking which programs reach it: reaching it from more places may change
+    # the answer.
+    asked = UnseenCalls(project.names, project.function_names, project.modules.get, ("lib.tail",))
+    assert [call.line for call in calls if asked(call, "train")] == [16]
+
+
+@pytest.mark.parametrize("line", [*QUIET_LINES, 10])
+def test_a_call_judged_unseen_changes_no_finding(project, line):
+    """What the pass reports is the same with the call or without it (the line emptied, so none moves);
+    not so without the call of line 10, whose function defines a seed option."""
+    files = {name: textwrap.dedent(text) for name, text in QUIET.items()}
+    root = project(files)
+    before = [(f.path, f.start.line, f.code, f.message) for f in lint_paths([root], Settings(), use_cache=False).findings]
+    lines = files["train.py"].splitlines(keepends=True)
+    lines[line - 1] = "    pass\n"
+    (root / "train.py").write_text("".join(lines))
+    after = [(f.path, f.start.line, f.code, f.message) for f in lint_paths([root], Settings(), use_cache=False).findings]
+    assert (after == before) == (line in QUIET_LINES)
 
 
 # `helpers` binds names to library modules; one of those names is also a folder of the project

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import replace
 from functools import cache as cache_results
 from functools import partial
@@ -21,7 +21,7 @@ from repro_lint.program.module_names import ModuleNames
 
 if TYPE_CHECKING:  # the facts' module loads LibCST, which a run answered from its record never does
     from repro_lint.facts.callers_choice import ArgumentsFact
-    from repro_lint.facts.module_facts import ModuleFacts
+    from repro_lint.facts.module_facts import CallFact, ModuleFacts
 
 
 def seen_by_the_pass(
@@ -48,16 +48,16 @@ def seen_by_the_pass(
     # decides (program/callers_choice.py): the others may change, or move within their lines. The
     # changed files' choices are compared as facts: any difference there is seen.
     chosen = recorded.chosen_names
+    judges: tuple[Callable[[CallFact, str], bool], ...] = ()
     for before, after in changes:
         old, new = before.facts, after.facts
         if old is None or new is None:
             if old != new:
                 return None
         elif old != new and not same_but_for_moved_lines(old, new):
-            from repro_lint.program.model import is_inert  # the model loads LibCST, which a run answered from its record never does
-
-            judged = partial(is_inert, module=new.module, names=names, function_names=function_names)
-            inert_before, inert_after = (partial(judged, facts_of=partial(facts_of, after=state)) for state in (False, True))
+            if not judges:
+                judges = _unseen_calls(names, function_names, facts_of, recorded, changes)
+            inert_before, inert_after = (partial(judge, module=new.module) for judge in judges)
             # A module's fix facts are read only for the fixes of findings in that module: a fix edits its
             # finding's file alone (an edit holds positions, not a path).
             fixes_changed = old.fix != new.fix
@@ -87,6 +87,26 @@ def seen_by_the_pass(
     if unseen and named_elsewhere(namings):
         return None
     return seen
+
+
+def _unseen_calls(
+    names: ModuleNames,
+    function_names: Collection[str],
+    facts_of: Callable[[str, bool], ModuleFacts | None],
+    recorded: RecordedRun,
+    changes: Sequence[tuple[FileAnalysis, FileAnalysis]],
+) -> tuple[Callable[[CallFact, str], bool], Callable[[CallFact, str], bool]]:
+    """What tells a call the pass cannot see before the changes, and after. The functions local
+    findings' verdicts ask about are the record's: a finding asking about another runs the pass. Calls
+    of functions added or removed are left to `unseen_functions`, which also accounts for the text
+    naming them."""
+    from repro_lint.program.quiet import UnseenCalls  # the model loads LibCST, which a run answered from its record never does
+
+    asked = frozenset(question[1] for question in recorded.verdicts if isinstance(question[1], str))
+    defined = [{function.qualname for function in analysis.facts.functions} if analysis.facts else set() for change in changes for analysis in change]
+    added_or_removed = frozenset().union(*(old ^ new for old, new in zip(defined[::2], defined[1::2])))
+    before, after = (UnseenCalls(names, function_names, partial(facts_of, after=state), asked, added_or_removed) for state in (False, True))
+    return before, after
 
 
 def facts_by_module(

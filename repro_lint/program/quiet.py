@@ -1,0 +1,166 @@
+"""Calls the project pass cannot see, told from the facts of the few modules they name: a change's
+check against the last run's record (engine/last_run.py), which holds no model.
+
+Beyond `is_inert` (calls resolving to nothing in the project), a call of project functions is one the
+pass cannot see where every function it may run, and every function those may run, is **quiet**: no
+events, no training, nothing chosen at run time, no process started, no function handed over or
+wrapped, no class built, no `obj.method()` that may be a project method, no other fact naming it
+(seed reads, a caller's choice, checkpoints, datasets, its class among the datasets'), no name the
+pass reaches or reads by itself (`forward`, `set_epoch`), and nothing in it whose report depends on
+the programs reaching it (a local finding's verdict, a seed option).
+Reaching such functions from one more place (or one fewer) changes only which quiet functions are
+reached, which none of the pass's results reads: the walks that find events, training, seeding
+guards, processes and built classes pass through them and find nothing there.
+
+A call's targets are followed only where they name a function exactly (its qualified name: what
+`SymbolResolver.resolve` gives back first), or nothing (`denotes_nothing`); a re-export, a class or
+anything else keeps the call. The functions a call may run are bounded (`_MOST_FUNCTIONS`): past that,
+the call is kept, and the pass runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterator
+from dataclasses import fields, is_dataclass
+
+from repro_lint.facts.module_facts import CallFact, FunctionFacts, ModuleFacts
+from repro_lint.program.model import is_inert, reached_by_name
+from repro_lint.program.module_names import ModuleNames
+from repro_lint.program.symbols import denotes_nothing
+
+# A call reaching more functions than this is kept: the check must stay a fraction of the pass.
+_MOST_FUNCTIONS = 64
+# The facts that name functions without running them or being run by them: a function any of
+# them names is not quiet (`seed_reads` of REP109, `choices`, `checkpoints`, `datasets`, `fix`).
+_CALL_FACTS = frozenset(
+    {
+        "module", "path", "is_package", "imports", "bindings", "star_imports", "main_guard_line", "module_calls",
+        "trains_at_module_level", "functions", "module_events", "dispatches_on_load", "main_calls", "main_events",
+        "classes", "arguments", "spawns_workers",
+    }
+)  # fmt: skip
+
+
+class UnseenCalls:
+    """Whether the pass cannot see a call made in a module (`__call__`), with `facts_of` giving a
+    project module's facts in the state judged, `function_names` the last names of the project's
+    functions, and `asked` the functions that local findings' verdicts ask about. A call of a
+    function in `unfollowed` is kept."""
+
+    def __init__(
+        self,
+        names: ModuleNames,
+        function_names: Collection[str],
+        facts_of: Callable[[str], ModuleFacts | None],
+        asked: Collection[str],
+        unfollowed: Collection[str] = (),
+    ) -> None:
+        self._names = names
+        self._function_names = function_names
+        self._facts_of = facts_of
+        self._asked = asked
+        self._unfollowed = unfollowed
+        self._quiet: dict[str, bool] = {}
+
+    def __call__(self, call: CallFact, module: str) -> bool:
+        if is_inert(call, module, self._names, self._function_names, self._facts_of):
+            return True
+        return self._runs_quiet_functions_only(call, module)
+
+    def _runs_quiet_functions_only(self, call: CallFact, module: str) -> bool:
+        functions = self._functions_run(call, module)
+        return functions is not None and all(self._is_quiet(function) for function in functions)
+
+    def _functions_run(self, call: CallFact, module: str) -> list[str] | None:
+        """The project functions `call` runs, each named exactly by a target; None where one of its
+        targets may be anything else, or the call does more than run them."""
+        if call.reference or call.wrapped or call.launcher is not None or reached_by_name(call.method or ""):
+            return None
+        if not call.targets:
+            return None  # `obj.method()`, a method of that name is in the project (else it is inert)
+        found = []
+        for target in call.targets:
+            if self._function(target) is not None:
+                found.append(target)
+            elif self._names.split(target, module) is not None and not denotes_nothing(target, module, self._names, self._facts_of):
+                return None
+        return found
+
+    def _is_quiet(self, start: str) -> bool:
+        """Whether `start` and every function it may run are quiet (see the module's docstring)."""
+        known = self._quiet.get(start)
+        if known is not None:
+            return known
+        reached = {start}
+        pending = [start]
+        quiet = True
+        while pending and quiet:
+            name = pending.pop()
+            calls = self._quiet_calls(name)
+            if calls is None:
+                quiet = False
+                break
+            for called in calls:
+                if called not in reached:
+                    reached.add(called)
+                    pending.append(called)
+            quiet = len(reached) <= _MOST_FUNCTIONS
+        # Every function reached is quiet where `start` is: their reach is within its own.
+        for name in reached if quiet else (start,):
+            self._quiet[name] = quiet
+        return quiet
+
+    def _quiet_calls(self, name: str) -> list[str] | None:
+        """The functions quiet function `name` runs; None where it is not quiet itself."""
+        found = self._function(name)
+        if found is None:
+            return None
+        module, function = found
+        if function.events or function.trains or function.dispatches or reached_by_name(name.rpartition(".")[2]):
+            return None
+        if name in self._asked or any(module.function_at(option.start.line) == name for option in module.seed_options):
+            return None  # what the pass reports there depends on the programs reaching it
+        owner = name.rpartition(".")[0]
+        owner = owner if any(cls.qualname == owner for cls in module.classes) else None
+        if any(_names(value, name, owner) for value in _other_facts(module)):
+            return None
+        runs: list[str] = []
+        for call in function.calls:
+            if is_inert(call, module.module, self._names, self._function_names, self._facts_of):
+                continue
+            called = self._functions_run(call, module.module)
+            if called is None:
+                return None
+            runs.extend(called)
+        return runs
+
+    def _function(self, name: str) -> tuple[ModuleFacts, FunctionFacts] | None:
+        """The function whose qualified name is `name`, with its module's facts; None where no module
+        a prefix of it names defines such a function (or its facts are not known)."""
+        if name in self._unfollowed:
+            return None
+        parts = name.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            prefix = ".".join(parts[:cut])
+            if prefix in self._names.modules and (facts := self._facts_of(prefix)) is not None:
+                for function in facts.functions:
+                    if function.qualname == name:
+                        return facts, function
+        return None
+
+
+def _other_facts(facts: ModuleFacts) -> Iterator[object]:
+    for field in fields(facts):
+        if field.name not in _CALL_FACTS:
+            yield getattr(facts, field.name)
+
+
+def _names(value: object, name: str, owner: str | None) -> bool:
+    """Whether `value` holds `name`, a name under it, or its class `owner` (None: a function)."""
+    if isinstance(value, str):
+        return value == name or value == owner or value.startswith(f"{name}.")
+    if isinstance(value, (tuple, list, frozenset, set)):
+        return any(_names(item, name, owner) for item in value)
+    if is_dataclass(value):
+        return any(_names(getattr(value, field.name), name, owner) for field in fields(value))
+    return False
