@@ -120,13 +120,14 @@ def facts_by_module(
         displays[module.identity.name] = None if module.identity.name in displays else module.display
 
     @cache_results
-    def facts_of(name: str, after: bool) -> ModuleFacts | None:
-        if name in changed:
-            return changed[name][after]
+    def unchanged(name: str) -> ModuleFacts | None:
         display = displays.get(name)
         recorded = files.get(display) if display is not None else None
         analysis = cache.load(display, recorded.identity, recorded.digest) if display is not None and recorded is not None else None
         return analysis.facts if analysis is not None else None
+
+    def facts_of(name: str, after: bool) -> ModuleFacts | None:
+        return changed[name][after] if name in changed else unchanged(name)
 
     return facts_of
 
