@@ -109,6 +109,30 @@ def test_last_run_is_not_reused_when_the_declared_torch_version_changes(project)
     assert _lint(root) == _lint(root, use_cache=False)
 
 
+@pytest.mark.parametrize(
+    ("before", "after", "reused"),
+    [
+        ("torch==2.11.0\n", "torch==2.12.0\n", True),  # past every version the rules compare with
+        ("torch>=1.10\n", "torch==2.1.0\n", True),  # between 1.9 and 2.10, and no finding shows it
+        ("torch==2.1.0\n", "torch==2.12.0\n", False),  # across 2.10 (cuBLAS)
+        ("torch==1.8.0\n", "torch==2.1.0\n", False),  # across 1.9 (workers reseed numpy)
+        ("torch==2.1.0\n", "torch\n", False),  # none declared
+    ],
+)
+def test_a_declared_torch_version_changed_reuses_the_pass_where_the_rules_read_it_alike(project, monkeypatch, before, after, reused):
+    root = project({**TRAIN_ON_HELPERS, "requirements.txt": before})
+    _full(root)
+    (root / "requirements.txt").write_text(after)
+    (_reuses_the_pass if reused else _runs_the_pass_again)(root, monkeypatch)
+
+
+def test_a_declared_torch_version_a_finding_shows_runs_the_pass_when_it_changes(project, monkeypatch):
+    root = project({"train.py": DETERMINISTIC_ON_CUDA, "requirements.txt": "torch==2.1.0\n"})
+    assert "torch 2.1.0 raises" in " ".join(message for _, _, _, message in _full(root))  # REP304
+    (root / "requirements.txt").write_text("torch==2.2.0\n")
+    _runs_the_pass_again(root, monkeypatch)
+
+
 def test_last_run_is_not_reused_with_other_settings(project):
     root = project({"train.py": TRAIN})
     assert "REP203" in [code for _, _, code, _ in _lint(root)]

@@ -31,7 +31,7 @@ from repro_lint.engine.last_run import defined_names, facts_by_module, named_els
 from repro_lint.engine.modules import Project, SourceModule, cache_entries, cache_identity, cached, failure, has_failed, identities, project_display
 from repro_lint.engine.progress import MIN_FILES, Progress
 from repro_lint.engine.workers import Task, analyse_all
-from repro_lint.program.declared import Declared, declared
+from repro_lint.program.declared import VERSION_SHOWN_BY, Declared, declared
 from repro_lint.program.module_names import ModuleNames
 from repro_lint.rules.base import ProgramRule, Rule
 from repro_lint.rules.unused_noqa import UNUSED_NOQA
@@ -197,8 +197,10 @@ class Engine:
             return None  # a file reported now that the record read only for its facts
         same_files = not beyond and all(files[module.display].identity == cache_identity(module) for module in listed)
         changed = [module for module in project.modules if module.display not in files or files[module.display].digest != module.digest]
-        if recorded.entries is not None and self._declared(project, recorded.entries) != recorded.declared:
-            return None
+        if recorded.entries is not None and recorded.declared is not None:
+            shown = any(finding.code == VERSION_SHOWN_BY for finding in recorded.program_findings)
+            if not self._declared(project, recorded.entries).read_alike(recorded.declared, shown):
+                return None
         reported = {module.display for module in project.modules if module.report}
         if not changed:
             if None in known and same_files:  # texts read for their hashes: the next run knows them by the files' times

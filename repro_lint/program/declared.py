@@ -18,8 +18,13 @@ from packaging.version import Version
 from repro_lint.knowledge import load
 
 CUBLAS_VARIABLE: str = load("determinism.json")["cublas_workspace_variable"]
+# The versions the rules compare a target torch version with: which side of each a version lies on
+# decides their findings, but for the message of the one rule that shows the version.
+OLD_TORCH_BEFORE = (1, 9)  # workers reseed numpy's global RNG since torch 1.9 (PR #56488)
 # PyTorch PR #161749 removed the check; 2.10 is the first release without it.
 CUBLAS_REQUIRED_BEFORE = (2, 10)
+_COMPARED_WITH = ((0,), OLD_TORCH_BEFORE, CUBLAS_REQUIRED_BEFORE)
+VERSION_SHOWN_BY = "REP304"
 
 _CONFIG_SUFFIXES = (".sh", ".bash", ".yaml", ".yml", ".json", ".env", ".cfg", ".toml", ".ini")
 _SKIP_FOLDERS = frozenset({".git", ".venv", "venv", "node_modules", "__pycache__", ".repro_lint_cache", "build", "dist"})
@@ -42,6 +47,20 @@ class Declared:
             if not declared_in or folder == declared_in or folder.startswith(declared_in + "/")
         ]
         return min(versions) if versions else None
+
+    def read_alike(self, other: Declared, shown: bool) -> bool:
+        """Whether the rules read `other` as this: the same folders declare versions on the same
+        sides of the versions the rules compare with (the same versions where `shown`: a finding of
+        VERSION_SHOWN_BY shows one), and configs set the cuBLAS variable alike. The lowest of several
+        versions lies on the lowest of their sides, so each entry's target does too."""
+        if shown:
+            return self == other
+        return self.cublas_in_configs == other.cublas_in_configs and _sides(self) == _sides(other)
+
+
+def _sides(declared: Declared) -> tuple[tuple[str, tuple[int, ...]], ...]:
+    """Each version replaced by the highest compared-with version it is not below."""
+    return tuple((folder, max(bound for bound in _COMPARED_WITH if version >= bound)) for folder, version in declared.torch_versions)
 
 
 def _folders(root: Path, entry_paths: Iterable[str]) -> set[Path]:

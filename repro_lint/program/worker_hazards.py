@@ -14,10 +14,9 @@ from dataclasses import dataclass
 from repro_lint.facts.dataloader_calls import CALL_METHODS, ITEM_METHODS
 from repro_lint.facts.dataset_records import MAIN_BLOCK, MODULE_LEVEL, DatasetRef, LoaderSite, Member, MethodUse, RandomClass, RngAttribute
 from repro_lint.facts.module_facts import ModuleFacts
+from repro_lint.program.declared import OLD_TORCH_BEFORE
 from repro_lint.program.model import ProjectModel
 from repro_lint.program.programs import Program
-
-OLD_TORCH_BEFORE = (1, 9)  # workers reseed numpy's global RNG since torch 1.9 (PR #56488)
 
 
 @dataclass(frozen=True, order=True)
