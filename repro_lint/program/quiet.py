@@ -20,8 +20,9 @@ the call is kept, and the pass runs.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection
 from dataclasses import fields, is_dataclass
+from functools import cache
 
 from repro_lint.facts.module_facts import CallFact, FunctionFacts, ModuleFacts
 from repro_lint.program.model import is_inert, reached_by_name
@@ -61,6 +62,7 @@ class UnseenCalls:
         self._asked = asked
         self._unfollowed = unfollowed
         self._quiet: dict[str, bool] = {}
+        self._modules: dict[str, _Module | None] = {}
 
     def __call__(self, call: CallFact, module: str) -> bool:
         if is_inert(call, module, self._names, self._function_names, self._facts_of):
@@ -118,49 +120,68 @@ class UnseenCalls:
         module, function = found
         if function.events or function.trains or function.dispatches or reached_by_name(name.rpartition(".")[2]):
             return None
-        if name in self._asked or any(module.function_at(option.start.line) == name for option in module.seed_options):
+        if name in self._asked or any(module.facts.function_at(option.start.line) == name for option in module.facts.seed_options):
             return None  # what the pass reports there depends on the programs reaching it
         owner = name.rpartition(".")[0]
-        owner = owner if any(cls.qualname == owner for cls in module.classes) else None
-        if any(_names(value, name, owner) for value in _other_facts(module)):
+        if name in module.named_under or (owner in module.classes and owner in module.named):
             return None
         runs: list[str] = []
         for call in function.calls:
-            if is_inert(call, module.module, self._names, self._function_names, self._facts_of):
+            if is_inert(call, module.facts.module, self._names, self._function_names, self._facts_of):
                 continue
-            called = self._functions_run(call, module.module)
+            called = self._functions_run(call, module.facts.module)
             if called is None:
                 return None
             runs.extend(called)
         return runs
 
-    def _function(self, name: str) -> tuple[ModuleFacts, FunctionFacts] | None:
-        """The function whose qualified name is `name`, with its module's facts; None where no module
-        a prefix of it names defines such a function (or its facts are not known)."""
+    def _function(self, name: str) -> tuple[_Module, FunctionFacts] | None:
+        """The function whose qualified name is `name`, with its module; None where no module a
+        prefix of it names defines such a function (or its facts are not known)."""
         if name in self._unfollowed:
             return None
         parts = name.split(".")
         for cut in range(len(parts) - 1, 0, -1):
-            prefix = ".".join(parts[:cut])
-            if prefix in self._names.modules and (facts := self._facts_of(prefix)) is not None:
-                for function in facts.functions:
-                    if function.qualname == name:
-                        return facts, function
+            module = self._module(".".join(parts[:cut]))
+            if module is not None and (function := module.functions.get(name)) is not None:
+                return module, function
         return None
 
+    def _module(self, name: str) -> _Module | None:
+        if name not in self._modules:
+            facts = self._facts_of(name) if name in self._names.modules else None
+            self._modules[name] = _Module(facts) if facts is not None else None
+        return self._modules[name]
 
-def _other_facts(facts: ModuleFacts) -> Iterator[object]:
-    for field in fields(facts):
-        if field.name not in _CALL_FACTS:
-            yield getattr(facts, field.name)
+
+class _Module:
+    """A module's facts, indexed for the questions asked of each of its functions."""
+
+    def __init__(self, facts: ModuleFacts) -> None:
+        self.facts = facts
+        self.functions = {function.qualname: function for function in facts.functions}
+        self.classes = frozenset(cls.qualname for cls in facts.classes)
+        # The names its other facts hold, and every dotted name above one (`a.b` above `a.b.c`).
+        self.named: set[str] = set()
+        for field in fields(facts):
+            if field.name not in _CALL_FACTS:
+                _strings(getattr(facts, field.name), self.named)
+        self.named_under = {".".join(parts[:cut]) for name in self.named for parts in [name.split(".")] for cut in range(1, len(parts) + 1)}
 
 
-def _names(value: object, name: str, owner: str | None) -> bool:
-    """Whether `value` holds `name`, a name under it, or its class `owner` (None: a function)."""
+def _strings(value: object, found: set[str]) -> None:
+    """Add to `found` the strings `value` holds, however deep (the field names of each dataclass
+    read once: this is asked of every module's facts)."""
     if isinstance(value, str):
-        return value == name or value == owner or value.startswith(f"{name}.")
-    if isinstance(value, (tuple, list, frozenset, set)):
-        return any(_names(item, name, owner) for item in value)
-    if is_dataclass(value):
-        return any(_names(getattr(value, field.name), name, owner) for field in fields(value))
-    return False
+        found.add(value)
+    elif isinstance(value, (tuple, list, frozenset, set)):
+        for item in value:
+            _strings(item, found)
+    elif (names := _field_names(type(value))) is not None:
+        for name in names:
+            _strings(getattr(value, name), found)
+
+
+@cache
+def _field_names(kind: type) -> tuple[str, ...] | None:
+    return tuple(field.name for field in fields(kind)) if is_dataclass(kind) else None
