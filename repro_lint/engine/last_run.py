@@ -16,7 +16,7 @@ from repro_lint.analysis.result import FileAnalysis
 from repro_lint.core.findings import Finding
 from repro_lint.engine.cache import AnalysisCache, RecordedFile, RecordedRun
 from repro_lint.engine.modules import Project, SourceModule
-from repro_lint.facts.shift import Naming, calls_of, same_but_for_moved_lines, unseen_functions, without_calls, without_imports, without_unseen
+from repro_lint.facts.shift import Naming, added_or_removed, calls_of, same_but_for_moved_lines, unseen_functions, without_calls, without_imports, without_unseen
 from repro_lint.program.module_names import ModuleNames
 
 if TYPE_CHECKING:  # the facts' module loads LibCST, which a run answered from its record never does
@@ -103,9 +103,9 @@ def _unseen_calls(
     from repro_lint.program.quiet import UnseenCalls  # the model loads LibCST, which a run answered from its record never does
 
     asked = frozenset(question[1] for question in recorded.verdicts if isinstance(question[1], str))
-    defined = [{function.qualname for function in analysis.facts.functions} if analysis.facts else set() for change in changes for analysis in change]
-    added_or_removed = frozenset().union(*(old ^ new for old, new in zip(defined[::2], defined[1::2])))
-    before, after = (UnseenCalls(names, function_names, partial(facts_of, after=state), asked, added_or_removed) for state in (False, True))
+    # Where a module has facts in one version only, the record does not answer (`seen_by_the_pass`).
+    differing = frozenset().union(*(added_or_removed(old.facts, new.facts) for old, new in changes if old.facts is not None and new.facts is not None))
+    before, after = (UnseenCalls(names, function_names, partial(facts_of, after=state), asked, differing) for state in (False, True))
     return before, after
 
 

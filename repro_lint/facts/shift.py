@@ -117,7 +117,7 @@ def unseen_functions(
     found: dict[str, str] = {}
     calling: list[tuple[str, tuple[CallFact, ...]]] = []
     for old, new in changes:
-        differing = {function.qualname for function in old.functions} ^ {function.qualname for function in new.functions}
+        differing = added_or_removed(old, new)
         prefix = f"{new.module}."
         for function in (*old.functions, *new.functions):
             if function.qualname not in differing:
@@ -141,6 +141,11 @@ def unseen_functions(
         if not all(_plain(denoted, call) for call in calls):
             return None
     return found
+
+
+def added_or_removed(old: ModuleFacts, new: ModuleFacts) -> set[str]:
+    """The functions that only one version of a module defines."""
+    return {function.qualname for function in old.functions} ^ {function.qualname for function in new.functions}
 
 
 def _only(denoted: Denoted, targets: tuple[str, ...]) -> bool:
