@@ -521,16 +521,19 @@ def test_launch_scripts_and_configs_added_changed_or_removed_reuse_the_pass(proj
 
 
 def test_a_method_added_is_known_by_name_to_the_runs_after(project, monkeypatch):
-    """The record answering for a method added learns its name: a call `obj.summary()` added later
-    may run it, and the pass runs."""
+    """The record answering for a method added learns where methods of its name are: a call
+    `obj.summary()` added later may run it, and is judged by what it runs (nothing)."""
     root = project(WITH_HELPERS)
     _full(root)
     _edit(root, "models/helpers.py", "    def tune", "    def summary(self):\n        return 1\n\n    def tune")
     with monkeypatch.context() as patched:
         _forbid_project_pass(patched)
         _full(root)
+    [record] = (root / CACHE_FOLDER).glob("run-*.pickle")
+    _, recorded = pickle.loads(record.read_bytes())
+    assert "summary" in recorded.function_names and recorded.method_modules["summary"] == {"models.helpers"}
     _edit(root, "train.py", "model = build()", "model = build(); model.summary()")  # no line moves
-    _runs_the_pass_again(root, monkeypatch)
+    _reuses_the_pass(root, monkeypatch)
 
 
 # A project module's logger, its class, a name it binds to a project class and one star-importing
@@ -538,8 +541,8 @@ def test_a_method_added_is_known_by_name_to_the_runs_after(project, monkeypatch)
 WITH_LOG = {
     **WITH_HELPERS,
     "models/log.py": (
-        "import logging\nfrom logging import getLogger\n\nfrom models.helpers import Tuner as Chosen\n\nLOGGER = logging.getLogger('models')\n\n\n"
-        "class Handler:\n    def emit(self):\n        return 1\n"
+        "import logging\nimport random\nfrom logging import getLogger\n\nfrom models.helpers import Tuner as Chosen\n\nLOGGER = logging.getLogger('models')\n\n\n"
+        "class Handler:\n    def emit(self):\n        return 1\n\n    def reset(self):\n        random.seed(0)\n"
     ),
     "models/every.py": "from models.helpers import *\n",
     "models/tuning.py": (
@@ -557,10 +560,13 @@ WITH_LOG = {
         ("    torch.backends", "    log.LOGGER.warning('tuning')\n    torch.backends", True),
         ("    torch.backends", "    log.getLogger('tuning').info('x')\n    torch.backends", True),
         ("    LOGGER.debug('fast')\n", "", True),  # removed
+        # `obj.emit()`: the pass takes it for any project method so named, and Handler.emit runs nothing.
+        ("    torch.backends", "    log.getLogger('tuning').emit()\n    torch.backends", True),
         # Calls of what the pass resolves: a class, a name bound to one, a star import's function.
         ("    torch.backends", "    log.Handler().emit()\n    torch.backends", False),
         ("    torch.backends", "    log.Chosen().tune()\n    torch.backends", False),
         ("    torch.backends", "    every.later()\n    torch.backends", False),
+        ("    torch.backends", "    log.getLogger('tuning').reset()\n    torch.backends", False),  # Handler.reset seeds
     ],
 )
 def test_calls_of_names_a_project_module_does_not_define_are_not_seen_by_the_pass(project, monkeypatch, old, new, reused):
@@ -570,6 +576,26 @@ def test_calls_of_names_a_project_module_does_not_define_are_not_seen_by_the_pas
     _full(root)
     _edit(root, "models/tuning.py", old, new)
     (_reuses_the_pass if reused else _runs_the_pass_again)(root, monkeypatch)
+
+
+def test_an_obj_method_call_runs_the_pass_where_a_changed_module_defines_a_method_so_named_that_it_sees(project, monkeypatch):
+    """The record's methods named `emit` run nothing; one added with the call, in the changed files,
+    seeds."""
+    root = project(WITH_LOG)
+    _full(root)
+    _edit(root, "models/log.py", "    def reset", "    def emit_all(self):\n        random.seed(1)\n\n    def reset")
+    _edit(root, "models/tuning.py", "    torch.backends", "    log.getLogger('tuning').emit_all()\n    torch.backends")
+    _runs_the_pass_again(root, monkeypatch)
+
+
+def test_a_method_running_nothing_added_and_called_as_obj_method_reuses_the_pass(project, monkeypatch):
+    """`Handler.emit` runs nothing, and so does `emit_now`, added with its call: the call is one of a
+    function added, which `unseen_functions` follows."""
+    root = project(WITH_LOG)
+    _full(root)
+    _edit(root, "models/log.py", "    def reset", "    def emit_now(self):\n        return 2\n\n    def reset")
+    _edit(root, "models/tuning.py", "    torch.backends", "    log.getLogger('tuning').emit_now()\n    torch.backends")
+    _reuses_the_pass(root, monkeypatch)
 
 
 # A library function whose DataLoader takes `shuffle` from its caller, and another function of the

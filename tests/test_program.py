@@ -256,10 +256,11 @@ def test_what_denotes_nothing_by_the_facts_of_the_modules_it_names_resolves_to_n
     assert "pkg.LOGGER.info" not in nothing  # `pkg` star-imports a project module: not told
 
 
-# One call per line of `main` (lines 6 to 16), of project functions the pass may or may not see run.
+# One call per line of `main` (lines 6 to 18), of project functions the pass may or may not see run.
 QUIET = {
     "lib.py": """\
         import argparse
+        import random
 
         import torch
 
@@ -298,6 +299,11 @@ QUIET = {
                 return x
 
 
+        class Sampler:
+            def draw(self):
+                return random.random()
+
+
         def builds():
             return Model()
 
@@ -326,6 +332,8 @@ QUIET = {
             lib.Model()
             lib.Model.forward(model, 1)
             lib.loop()
+            model.info()
+            model.draw()
             torch.ones(1).sum().backward()
 
 
@@ -333,25 +341,32 @@ QUIET = {
             main(None)
     """,
 }
-# helper (calling tail and a name nothing defines), tail, Model.info, and two functions calling each other.
-QUIET_LINES = [6, 7, 12, 16]
+# helper (calling tail and a name nothing defines), tail, Model.info, two functions calling each
+# other, and `model.info()`, which the pass takes for any project method named `info`.
+QUIET_LINES = [6, 7, 12, 16, 17]
+
+
+def _unseen_calls(project: ProjectModel, asked: tuple[str, ...] = ()) -> UnseenCalls:
+    methods = project.method_modules
+    return UnseenCalls(project.names, project.function_names, project.modules.get, asked, lambda name: methods.get(name, frozenset()))
 
 
 def test_calls_of_project_functions_that_run_nothing_the_pass_sees_are_unseen():
     project = model(QUIET)
-    calls = [call for call in project.functions["train.main"].calls if call.line < 17]
-    unseen = UnseenCalls(project.names, project.function_names, project.modules.get, ())
+    calls = [call for call in project.functions["train.main"].calls if call.line < 19]
+    unseen = _unseen_calls(project)
     assert [call.line for call in calls if unseen(call, "train")] == QUIET_LINES
     # A local finding in `tail` asking which programs reach it: reaching it from more places may change
     # the answer.
-    asked = UnseenCalls(project.names, project.function_names, project.modules.get, ("lib.tail",))
+    asked = _unseen_calls(project, ("lib.tail",))
     assert [call.line for call in calls if asked(call, "train")] == [16]
 
 
-@pytest.mark.parametrize("line", [*QUIET_LINES, 10])
+@pytest.mark.parametrize("line", [*QUIET_LINES, 10, 18])
 def test_a_call_judged_unseen_changes_no_finding(project, line):
     """What the pass reports is the same with the call or without it (the line emptied, so none moves);
-    not so without the call of line 10, whose function defines a seed option."""
+    not so without the call of line 10, whose function defines a seed option, nor without line 18's
+    `model.draw()`, which may run a method drawing from Python's RNG, which nothing seeds."""
     files = {name: textwrap.dedent(text) for name, text in QUIET.items()}
     root = project(files)
     before = [(f.path, f.start.line, f.code, f.message) for f in lint_paths([root], Settings(), use_cache=False).findings]

@@ -90,11 +90,13 @@ class RecordedRun:
     verdicts: dict[tuple[object, ...], bool]  # the program model's answer to each local finding's question
     analyses: frozenset[str]  # the names of the entries holding its files' analyses, which `prune` keeps
     # The model's modules, and the last names of its functions: what tells a call the pass cannot see
-    # (program.is_inert) without loading any module's facts; and of those whose setting a caller
-    # decides: what tells a call whose arguments the pass reads (ArgumentsFact.may_reach).
+    # (program.is_inert) without loading any module's facts; of those whose setting a caller decides:
+    # what tells a call whose arguments the pass reads (ArgumentsFact.may_reach); and the modules
+    # defining methods of each name: where an `obj.method()` may lead (program/quiet.py).
     modules: frozenset[str]
     function_names: frozenset[str]
     chosen_names: frozenset[str]
+    method_modules: dict[str, frozenset[str]]
     programs: tuple[ProgramOutline, ...]  # for the audit, the files named as displayed
 
 

@@ -27,7 +27,7 @@ from repro_lint.engine.cache import AnalysisCache, LastRun, RecordedRun, prune
 from repro_lint.engine.closure import needed
 from repro_lint.engine.fixes import MAX_FIX_ROUNDS, applicable, apply_fixes
 from repro_lint.engine.heap import collector_paused, freed_memory_returned, kept_out_of_collections
-from repro_lint.engine.last_run import defined_names, facts_by_module, named_elsewhere, points_into, seen_by_the_pass
+from repro_lint.engine.last_run import defined_names, facts_by_module, named_elsewhere, points_into, seen_by_the_pass, with_methods
 from repro_lint.engine.modules import Project, SourceModule, cache_entries, cache_identity, cached, failure, has_failed, identities, project_display
 from repro_lint.engine.progress import MIN_FILES, Progress
 from repro_lint.engine.workers import Task, analyse_all
@@ -235,7 +235,8 @@ class Engine:
             files = last_run.files(module.digest for module in project.modules)
             # The functions added can be reached by name from now on (`obj.summary()` of a method added).
             names = recorded.function_names | defined_names(after for _, after in versions)
-            last_run.store(replace(recorded, findings=found, files=files, analyses=cache_entries(project, cache), function_names=names))
+            methods = with_methods(recorded.method_modules, (after for _, after in versions))
+            last_run.store(replace(recorded, findings=found, files=files, analyses=cache_entries(project, cache), function_names=names, method_modules=methods))
         return found
 
     def _declared(self, project: Project, entries: Iterable[str]) -> Declared:
@@ -310,7 +311,20 @@ class Engine:
             declared = model.declared if entries is not None else None
             analyses_kept = cache_entries(project, cache)
             last_run.store(
-                RecordedRun(found, entries, declared, files, program_findings, verdicts, analyses_kept, project.universe or frozenset(model.modules), model.function_names, model.chosen_names, outlined)
+                RecordedRun(
+                    found,
+                    entries,
+                    declared,
+                    files,
+                    program_findings,
+                    verdicts,
+                    analyses_kept,
+                    project.universe or frozenset(model.modules),
+                    model.function_names,
+                    model.chosen_names,
+                    model.method_modules,
+                    outlined,
+                )
             )
             prune(cache.folder)  # after a full pass only: a run answered from its record must stay quick
         return found

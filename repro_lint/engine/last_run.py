@@ -105,8 +105,30 @@ def _unseen_calls(
     asked = frozenset(question[1] for question in recorded.verdicts if isinstance(question[1], str))
     # Where a module has facts in one version only, the record does not answer (`seen_by_the_pass`).
     differing = frozenset().union(*(added_or_removed(old.facts, new.facts) for old, new in changes if old.facts is not None and new.facts is not None))
-    before, after = (UnseenCalls(names, function_names, partial(facts_of, after=state), asked, differing) for state in (False, True))
+    # The changed modules may define methods of any name: one added now, which the record does not
+    # hold, is unfollowed, and an `obj.method()` of its name is kept for `unseen_functions`.
+    changed = frozenset(old.facts.module for old, _ in changes if old.facts is not None)
+
+    def method_modules(name: str) -> frozenset[str]:
+        return recorded.method_modules.get(name, frozenset()) | changed
+
+    before, after = (UnseenCalls(names, function_names, partial(facts_of, after=state), asked, method_modules, differing) for state in (False, True))
     return before, after
+
+
+def with_methods(method_modules: Mapping[str, frozenset[str]], analyses: Iterable[FileAnalysis]) -> dict[str, frozenset[str]]:
+    """`method_modules` with the methods the analyses' modules define (one no longer defined may stay:
+    a module that may define a method of a name is looked into, and found without one)."""
+    from repro_lint.program.call_graph import is_method  # the model loads LibCST, which a run answered from its record never does
+
+    found = dict(method_modules)
+    for analysis in analyses:
+        if analysis.facts is not None:
+            for function in analysis.facts.functions:
+                if is_method(function.qualname, analysis.facts.module):
+                    name = function.qualname.rpartition(".")[2]
+                    found[name] = found.get(name, frozenset()) | {analysis.facts.module}
+    return found
 
 
 def facts_by_module(

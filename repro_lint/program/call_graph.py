@@ -134,6 +134,12 @@ class CallGraph:
                     found.setdefault(method, []).append((name, module))
         return {method: tuple(names) for method, names in found.items()}
 
+    @cached_property
+    def method_modules(self) -> dict[str, frozenset[str]]:
+        """The modules defining the project's methods of each last name: where an unresolved
+        `obj.method()` may lead."""
+        return {method: frozenset(module for _, module in names) for method, names in self._methods_by_name.items()}
+
     def methods_within(self, method: str, within: frozenset[str]) -> tuple[str, ...]:
         """Methods named `method` in the modules `within`: asked for every unresolved `obj.method()`
         of every program, each time filtering all the project's methods of that name."""

@@ -80,6 +80,11 @@ class ProjectModel:
         return frozenset(self.calls.methods)
 
     @property
+    def method_modules(self) -> dict[str, frozenset[str]]:
+        """The modules defining the project's methods of each last name (`CallGraph.method_modules`)."""
+        return self.calls.method_modules
+
+    @property
     def chosen_names(self) -> frozenset[str]:
         """The last names of the functions whose setting a caller decides: those a call must
         (maybe) reach for the pass to read its arguments."""

@@ -4,18 +4,20 @@ check against the last run's record (engine/last_run.py), which holds no model.
 Beyond `is_inert` (calls resolving to nothing in the project), a call of project functions is one the
 pass cannot see where every function it may run, and every function those may run, is **quiet**: no
 events, no training, nothing chosen at run time, no process started, no function handed over or
-wrapped, no class built, no `obj.method()` that may be a project method, no other fact naming it
-(seed reads, a caller's choice, checkpoints, datasets, its class among the datasets'), no name the
-pass reaches or reads by itself (`forward`, `set_epoch`), and nothing in it whose report depends on
-the programs reaching it (a local finding's verdict, a seed option).
+wrapped, no class built, no `obj.method()` that may be a project method not quiet itself (the pass
+takes it for any project method of its name), no other fact naming it (seed reads, a caller's choice,
+checkpoints, datasets, its class among the datasets'), no name the pass reaches or reads by itself
+(`forward`, `set_epoch`), and nothing in it whose report depends on the programs reaching it (a local
+finding's verdict, a seed option).
 Reaching such functions from one more place (or one fewer) changes only which quiet functions are
 reached, which none of the pass's results reads: the walks that find events, training, seeding
 guards, processes and built classes pass through them and find nothing there.
 
 A call's targets are followed only where they name a function exactly (its qualified name: what
 `SymbolResolver.resolve` gives back first), or nothing (`denotes_nothing`); a re-export, a class or
-anything else keeps the call. The functions a call may run are bounded (`_MOST_FUNCTIONS`): past that,
-the call is kept, and the pass runs.
+anything else keeps the call. An `obj.method()` is followed to every project method of its name
+(`logger.warning(...)` where some project class defines `warning`). The functions a call may run are
+bounded (`_MOST_FUNCTIONS`): past that, the call is kept, and the pass runs.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from dataclasses import fields, is_dataclass
 from functools import cache
 
 from repro_lint.facts.module_facts import CallFact, FunctionFacts, ModuleFacts
+from repro_lint.program.call_graph import is_method, unresolved_method
 from repro_lint.program.model import is_inert, reached_by_name
 from repro_lint.program.module_names import ModuleNames
 from repro_lint.program.symbols import denotes_nothing
@@ -45,8 +48,8 @@ _CALL_FACTS = frozenset(
 class UnseenCalls:
     """Whether the pass cannot see a call made in a module (`__call__`), with `facts_of` giving a
     project module's facts in the state judged, `function_names` the last names of the project's
-    functions, and `asked` the functions that local findings' verdicts ask about. A call of a
-    function in `unfollowed` is kept."""
+    functions, `asked` the functions that local findings' verdicts ask about, and `method_modules`
+    the modules that may define methods of a name. A call of a function in `unfollowed` is kept."""
 
     def __init__(
         self,
@@ -54,6 +57,7 @@ class UnseenCalls:
         function_names: Collection[str],
         facts_of: Callable[[str], ModuleFacts | None],
         asked: Collection[str],
+        method_modules: Callable[[str], Collection[str]],
         unfollowed: Collection[str] = (),
     ) -> None:
         self._names = names
@@ -61,6 +65,7 @@ class UnseenCalls:
         self._facts_of = facts_of
         self._asked = asked
         self._unfollowed = unfollowed
+        self._method_modules = method_modules
         self._quiet: dict[str, bool] = {}
         self._modules: dict[str, _Module | None] = {}
 
@@ -79,7 +84,8 @@ class UnseenCalls:
         if call.reference or call.wrapped or call.launcher is not None or reached_by_name(call.method or ""):
             return None
         if not call.targets:
-            return None  # `obj.method()`, a method of that name is in the project (else it is inert)
+            method = unresolved_method(call)
+            return self._methods(method) if method is not None else None
         found = []
         for target in call.targets:
             if self._function(target) is not None:
@@ -87,6 +93,20 @@ class UnseenCalls:
             elif self._names.split(target, module) is not None and not denotes_nothing(target, module, self._names, self._facts_of):
                 return None
         return found
+
+    def _methods(self, name: str) -> list[str] | None:
+        """The project methods an `obj.name()` may run, as the pass takes it; None where a module that
+        may define one is not known, or they are too many to follow."""
+        modules = self._method_modules(name)
+        if len(modules) > _MOST_FUNCTIONS:
+            return None  # each defines one at least: too many, known without loading their facts
+        found = []
+        for module_name in sorted(modules):
+            module = self._module(module_name)
+            if module is None:
+                return None
+            found += module.methods.get(name, ())
+        return found if len(found) <= _MOST_FUNCTIONS else None
 
     def _is_quiet(self, start: str) -> bool:
         """Whether `start` and every function it may run are quiet (see the module's docstring)."""
@@ -160,6 +180,10 @@ class _Module:
     def __init__(self, facts: ModuleFacts) -> None:
         self.facts = facts
         self.functions = {function.qualname: function for function in facts.functions}
+        self.methods: dict[str, list[str]] = {}
+        for name in self.functions:
+            if is_method(name, facts.module):
+                self.methods.setdefault(name.rpartition(".")[2], []).append(name)
         self.classes = frozenset(cls.qualname for cls in facts.classes)
         # The names its other facts hold, and every dotted name above one (`a.b` above `a.b.c`).
         self.named: set[str] = set()
