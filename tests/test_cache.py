@@ -311,6 +311,82 @@ def _forbid_project_pass(monkeypatch):
     monkeypatch.setattr("repro_lint.program.model.ProjectModel.__init__", build)
 
 
+# A program training at module level (its findings are reported at line 1), and one seeding after a draw
+# (REP105, whose fix moves the seeding up: it removes the statement's lines, up to the next line's start).
+WITH_MODULE_LEVEL = {
+    **TRAIN_ON_HELPERS,
+    "scripts/quick.py": "import torch\n\nfrom models.net import build\n\nbuild()(torch.ones(2)).sum().backward()\n",
+    "scripts/late.py": (
+        "import torch\n\n\ndef main():\n    noise = torch.rand(2)\n    torch.manual_seed(0)\n    return noise\n\n\n"
+        "if __name__ == '__main__':\n    main()\n    torch.ones(1).sum().backward()\n"
+    ),
+}
+_EDITS_MOVING_LINES = [
+    ("train.py", "import torch\n", "# Moved.\nimport torch\n"),  # above every program finding and fix edit
+    ("train.py", "\n\ndef main", "\n\n# Main.\ndef main"),  # between the places of REP101's fix
+    ("train.py", "    for batch", "    # Batches.\n    for batch"),
+    ("train.py", "if __name__", "# Run.\nif __name__"),
+    ("models/net.py", "import torch\n", "# Moved.\nimport torch\n"),  # where REP302's message points
+    ("scripts/late.py", "\n\ndef main", "\n\n# Main.\ndef main"),  # the seeding REP105 moves, and where it goes
+    ("scripts/late.py", "import torch\n", "import torch  # Moved.\n\n"),
+]
+
+
+@pytest.mark.parametrize(("name", "old", "new"), _EDITS_MOVING_LINES)
+def test_lines_moved_where_the_passs_findings_are_move_them_along(project, monkeypatch, name, old, new):
+    """The findings of the pass in the file, their fixes' edits, and the lines their messages name
+    there move with the lines: as a run without the cache gives them, fixes included."""
+    root = project(WITH_MODULE_LEVEL)
+    before = lint_paths([root], WITH_REP002, use_cache=True).findings
+    _edit(root, name, old, new)
+    expected = lint_paths([root], WITH_REP002).findings
+    assert {finding.code for finding in expected} >= {"REP101", "REP105", "REP302"}
+    assert expected != before
+    with monkeypatch.context() as patched:
+        _forbid_project_pass(patched)
+        assert lint_paths([root], WITH_REP002, use_cache=True).findings == expected
+    assert lint_paths([root], WITH_REP002, use_cache=True).findings == expected
+
+
+@pytest.mark.parametrize("source", ["fixture", "image_classifier", "tabular"])
+def test_a_comment_line_added_anywhere_gives_what_the_pass_gives(project, monkeypatch, source):
+    """The claim `moved_along` rests on, tried at lines spread over every module of projects whose
+    programs the rules judge: each edit gives what a run without the cache gives, fixes included; and
+    where the pass's findings are in the file, they are moved along (the pass does not run) mostly."""
+    if source == "fixture":
+        root = project(WITH_MODULE_LEVEL)
+    else:
+        root = project({path.relative_to(EXAMPLES / source).as_posix(): path.read_text() for path in (EXAMPLES / source).rglob("*.py")})
+    passes = []
+    real = ProjectModel.__init__
+    monkeypatch.setattr(ProjectModel, "__init__", lambda self, *args, **kwargs: passes.append(1) or real(self, *args, **kwargs))
+    moved = tried = 0
+    for path in sorted(root.rglob("*.py")):
+        original = path.read_text()
+        lines = original.splitlines(keepends=True)
+        for at in sorted({len(lines) * step // 5 for step in range(5)}):
+            indent = lines[at][: len(lines[at]) - len(lines[at].lstrip())] if lines[at].strip() else ""
+            edited = "".join([*lines[:at], f"{indent}# A note.\n", *lines[at:]])
+            before = lint_paths([root], WITH_REP002, use_cache=True).findings
+            path.write_text(edited)
+            expected = lint_paths([root], WITH_REP002).findings
+            del passes[:]
+            assert lint_paths([root], WITH_REP002, use_cache=True).findings == expected, edited
+            if any(finding.path == str(path) for finding in before) and expected != before:
+                tried += 1
+                moved += not passes
+            path.write_text(original)
+    assert tried and 2 * moved >= tried
+
+
+def test_line_1_moved_where_a_program_is_reported_for_want_of_a_main_guard_runs_the_pass(project, monkeypatch):
+    """`scripts/quick.py` trains at module level: its findings are at line 1 whatever its lines hold."""
+    root = project(WITH_MODULE_LEVEL)
+    assert any(finding.path.endswith("quick.py") and finding.start.line == 1 for finding in lint_paths([root], WITH_REP002, use_cache=True).findings)
+    _edit(root, "scripts/quick.py", "import torch\n", "# Moved.\nimport torch\n")
+    _runs_the_pass_again(root, monkeypatch)
+
+
 @pytest.mark.parametrize(
     ("name", "old", "new"),
     [
@@ -426,8 +502,6 @@ def test_edits_the_project_pass_cannot_see_reuse_it(project, monkeypatch, name, 
 @pytest.mark.parametrize(
     ("name", "old", "new"),
     [
-        ("train.py", "import torch\n", "# Moved.\nimport torch\n"),  # lines moved where REP101 is
-        ("models/net.py", "import torch\n", "# Moved.\nimport torch\n"),  # lines moved where REP101's message points
         ("models/tuning.py", "    torch.backends", "    fast()\n    torch.backends"),  # a call of a project function
         ("models/tuning.py", "    torch.backends", "    loader.set_epoch(0)\n    torch.backends"),  # what the epoch condition looks for
         ("models/tuning.py", "import torch\n", "import torch\nimport models.layers\n"),  # an import of a project module

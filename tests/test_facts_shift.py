@@ -15,7 +15,7 @@ from repro_lint.facts import checkpoints, events, fix_points
 from repro_lint.facts import dataset_records as dataset_facts
 from repro_lint.facts import module_facts as facts
 from repro_lint.facts.module_facts import FunctionFacts
-from repro_lint.facts.shift import same_but_for_moved_lines
+from repro_lint.facts.shift import moved_lines
 
 # A training script with facts of most kinds: imports, a seed option, a dataset drawing from numpy,
 # a loader, a checkpoint, functions, calls, events, a main guard and its fix points.
@@ -68,9 +68,14 @@ def _facts(text: str) -> facts.ModuleFacts:
     ],
 )
 def test_lines_moved_by_an_edit_keep_the_facts_but_for_lines(old, new):
-    before, after = _facts(TRAIN), _facts(TRAIN.replace(old, new, 1))
+    edited = TRAIN.replace(old, new, 1)
+    before, after = _facts(TRAIN), _facts(edited)
     assert before != after
-    assert same_but_for_moved_lines(before, after)
+    moved = moved_lines(before, after)
+    assert moved is not None and moved != {line: line for line in moved}
+    # Each line the facts hold moved to the line holding the same text (or past the end, from there).
+    old_lines, new_lines = [*TRAIN.splitlines(), None], [*edited.splitlines(), None]
+    assert all(old_lines[min(line, len(old_lines)) - 1] == new_lines[min(to, len(new_lines)) - 1] for line, to in moved.items())
 
 
 @pytest.mark.parametrize(
@@ -86,7 +91,7 @@ def test_lines_moved_by_an_edit_keep_the_facts_but_for_lines(old, new):
 def test_other_edits_change_the_facts(old, new):
     edited = TRAIN.replace(old, new, 1)
     assert edited != TRAIN
-    assert not same_but_for_moved_lines(_facts(TRAIN), _facts(edited))
+    assert moved_lines(_facts(TRAIN), _facts(edited)) is None
 
 
 def _functions(*lines: int) -> tuple[FunctionFacts, ...]:
@@ -104,13 +109,13 @@ def _functions(*lines: int) -> tuple[FunctionFacts, ...]:
     ],
 )
 def test_lines_must_move_in_order(old, new, same):
-    assert same_but_for_moved_lines(_functions(*old), _functions(*new)) is same
+    assert (moved_lines(_functions(*old), _functions(*new)) is not None) is same
 
 
 def test_facts_without_lines_are_compared_whole():
-    assert same_but_for_moved_lines(None, None)
-    assert not same_but_for_moved_lines(None, _facts(TRAIN))
-    assert not same_but_for_moved_lines(_functions(1, 2), _functions(1, 2, 3))
+    assert moved_lines(None, None) is not None
+    assert moved_lines(None, _facts(TRAIN)) is None
+    assert moved_lines(_functions(1, 2), _functions(1, 2, 3)) is None
 
 
 @pytest.mark.parametrize("module", [facts, events, fix_points, dataset_facts, checkpoints, source])

@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from repro_lint.cli import main
+from repro_lint.program.model import ProjectModel
 from repro_lint.sources.notebook import NotebookError, identity, read
 from repro_lint.sources.notebook import parses as notebook_parses
 
@@ -384,3 +385,17 @@ def test_a_fix_that_touches_a_magic_or_a_cell_boundary_is_refused():
     assert not notebook_parses("".join(line for line in lines if "cell 2" not in line))
     assert not notebook_parses("".join(line for line in lines if "end:" not in line))
     assert not notebook_parses(cells.code.replace("pass  #", "pass  # x"))
+
+
+def test_lines_moved_in_a_notebook_where_the_pass_reports_run_it_again(repo, monkeypatch):
+    """Lines count within cells there: the pass's findings are not moved along, the pass runs."""
+    write(repo / "train.ipynb", TRAINING)
+    assert CliRunner().invoke(main, ["check", "train.ipynb"]).exit_code == 1  # the record
+    first = TRAINING["cells"][1]
+    write(repo / "train.ipynb", notebook(TRAINING["cells"][0], code("# A note.\n", *first["source"], count=1), *TRAINING["cells"][2:]))
+    _, expected = check("train.ipynb")
+    built = []
+    real = ProjectModel.__init__
+    monkeypatch.setattr(ProjectModel, "__init__", lambda self, *args, **kwargs: built.append(1) or real(self, *args, **kwargs))
+    assert CliRunner().invoke(main, ["check", "train.ipynb"]).stdout == expected
+    assert built

@@ -27,7 +27,7 @@ from repro_lint.engine.cache import AnalysisCache, LastRun, RecordedRun, prune
 from repro_lint.engine.closure import needed
 from repro_lint.engine.fixes import MAX_FIX_ROUNDS, applicable, apply_fixes
 from repro_lint.engine.heap import collector_paused, freed_memory_returned, kept_out_of_collections
-from repro_lint.engine.last_run import defined_names, facts_by_module, named_elsewhere, points_into, seen_by_the_pass, with_methods
+from repro_lint.engine.last_run import defined_names, facts_by_module, moved_along, named_elsewhere, seen_by_the_pass, with_methods
 from repro_lint.engine.modules import Project, SourceModule, cache_entries, cache_identity, cached, failure, has_failed, identities, project_display
 from repro_lint.engine.progress import MIN_FILES, Progress
 from repro_lint.engine.workers import Task, analyse_all
@@ -181,9 +181,10 @@ class Engine:
         """The findings the last run's record gives, where the project has the same files, the
         declarations that decided them (read again from the entries' folders) are unchanged, and the
         changed files, analysed again, kept their facts: the project pass would then give what it gave.
-        Facts whose lines moved do too, where no program finding is in that file or names its lines,
-        and so do calls and imports added or removed that the pass cannot see, and changes to where
-        fixes would edit the file, where no program finding is in it."""
+        Facts whose lines moved do too, with the pass's findings in that file and the lines they name
+        there moved along (`moved_along`), and so do calls and imports added or removed that the pass
+        cannot see, and changes to where fixes would edit the file, where its findings' fixes move
+        along."""
         files = recorded.files
         # A record that reports more files than this run answers for its own: a run on the files of a
         # commit after an audit of the whole project, which also read launch scripts and configs
@@ -217,17 +218,19 @@ class Engine:
                 return None
             versions.append((before, self._analyze(module)))
         facts_of = facts_by_module(project, files, cache, ((module, *version) for module, version in zip(changed, versions)))
-        seen = seen_by_the_pass(versions, recorded, ModuleNames(recorded.modules), partial(named_elsewhere, project, changed), facts_of)
-        if seen is None:
+        moves = seen_by_the_pass(versions, recorded, ModuleNames(recorded.modules), partial(named_elsewhere, project, changed), facts_of)
+        if moves is None:
             return None
-        moved = [module for module, lines_moved in zip(changed, seen) if lines_moved]
-        if any(points_into(finding, module) for finding in recorded.program_findings for module in moved):
-            return None
+        # The pass's findings where lines moved, and those naming such lines, move with them.
+        moved = {module: lines for module, lines in zip(changed, moves) if lines is not None}
         displays = {module.display for module in changed}
-        found = [finding for finding in recorded.findings if finding.path in reported and finding.path not in displays]
+        program_findings = moved_along(recorded.program_findings, moved)
+        found = moved_along((finding for finding in recorded.findings if finding.path in reported and finding.path not in displays), moved)
+        if program_findings is None or found is None:
+            return None
         for module in changed:
             if module.report:
-                judged = self._module_findings(module, recorded.program_findings, recorded.verdicts)
+                judged = self._module_findings(module, program_findings, recorded.verdicts)
                 if judged is None:
                     return None  # a finding the program model was not asked about
                 found.extend(judged)
@@ -236,7 +239,17 @@ class Engine:
             # The functions added can be reached by name from now on (`obj.summary()` of a method added).
             names = recorded.function_names | defined_names(after for _, after in versions)
             methods = with_methods(recorded.method_modules, (after for _, after in versions))
-            last_run.store(replace(recorded, findings=found, files=files, analyses=cache_entries(project, cache), function_names=names, method_modules=methods))
+            last_run.store(
+                replace(
+                    recorded,
+                    findings=found,
+                    files=files,
+                    program_findings=program_findings,
+                    analyses=cache_entries(project, cache),
+                    function_names=names,
+                    method_modules=methods,
+                )
+            )
         return found
 
     def _declared(self, project: Project, entries: Iterable[str]) -> Declared:

@@ -14,13 +14,15 @@ from typing import TYPE_CHECKING
 
 from repro_lint.analysis.result import FileAnalysis
 from repro_lint.core.findings import Finding
+from repro_lint.core.source import Position
 from repro_lint.engine.cache import AnalysisCache, RecordedFile, RecordedRun
 from repro_lint.engine.modules import Project, SourceModule
-from repro_lint.facts.shift import Naming, added_or_removed, calls_of, same_but_for_moved_lines, unseen_functions, without_calls, without_imports, without_unseen
+from repro_lint.facts.shift import Naming, added_or_removed, calls_of, moved_lines, unseen_functions, without_calls, without_imports, without_unseen
 from repro_lint.program.module_names import ModuleNames
 
 if TYPE_CHECKING:  # the facts' module loads LibCST, which a run answered from its record never does
     from repro_lint.facts.callers_choice import ArgumentsFact
+    from repro_lint.facts.fix_points import EntryFixFacts
     from repro_lint.facts.module_facts import CallFact, ModuleFacts
 
 
@@ -30,18 +32,20 @@ def seen_by_the_pass(
     names: ModuleNames,
     named_elsewhere: Callable[[Sequence[Mapping[str, Naming]]], bool],
     facts_of: Callable[[str, bool], ModuleFacts | None],
-) -> list[bool] | None:
+) -> list[dict[int, int] | None] | None:
     """How the project pass sees the changes to the changed files, each from its analysis before to
-    the one after: not at all (False); only in what it reports in that file (True), where lines
-    moved or the places its fixes would edit changed; None where it may see one. Calls and imports it
+    the one after; None where it may see one. For each file: None where it sees nothing; else only
+    where it reports in that file and the lines its messages name there, where lines moved or the
+    places its fixes would edit changed: how the lines its facts and fix facts hold moved (empty
+    where the fix facts changed otherwise, so that nothing there moves along). Calls and imports it
     cannot see (of a library's functions and modules), and functions added or removed that run
     nothing it sees, with the calls that only run them in any of the files, are left out where the
     facts differ by more than moved lines: where `named_elsewhere`, given for each file where its
     text may name those functions, finds no other place naming one. `facts_of` gives a project
     module's facts before the changes (False) or after (True): what a call names there tells
     whether it denotes anything the pass sees."""
-    seen: list[bool] = []
-    differing: dict[int, tuple[ModuleFacts, ModuleFacts, bool]] = {}
+    moves: list[dict[int, int] | None] = []
+    differing: dict[int, tuple[ModuleFacts, ModuleFacts, EntryFixFacts | None, EntryFixFacts | None]] = {}
     # A call `obj.summary()` may reach a method `summary` added now, which the record does not name.
     function_names = recorded.function_names | defined_names(after for _, after in changes)
     # The pass reads a call's arguments only where it may reach a function whose setting a caller
@@ -54,39 +58,52 @@ def seen_by_the_pass(
         if old is None or new is None:
             if old != new:
                 return None
-        elif old != new and not same_but_for_moved_lines(old, new):
+        elif old != new and (moved := moved_lines(old, new)) is not None:
+            moves.append(moved)
+            continue
+        elif old != new:
             if not judges:
                 judges = _unseen_calls(names, function_names, facts_of, recorded, changes)
             inert_before, inert_after = (partial(judge, module=new.module) for judge in judges)
             # A module's fix facts are read only for the fixes of findings in that module: a fix edits its
             # finding's file alone (an edit holds positions, not a path).
-            fixes_changed = old.fix != new.fix
-            old, new = (
+            kept_old, kept_new = (
                 replace(without_imports(without_calls(facts, inert), names.outside), fix=None, arguments=_read_arguments(facts, chosen))
                 for facts, inert in ((old, inert_before), (new, inert_after))
             )
-            differing[len(seen)] = (old, new, fixes_changed)
-        seen.append(old != new)
+            differing[len(moves)] = (kept_old, kept_new, old.fix, new.fix)
+        moves.append(None)
     if not differing:
-        return seen
+        return moves
     from repro_lint.program.model import reached_by_name
 
-    unseen = unseen_functions(((old, new) for old, new, _ in differing.values()), partial(_denoting, names), reached_by_name)
+    unseen = unseen_functions(((old, new) for old, new, _, _ in differing.values()), partial(_denoting, names), reached_by_name)
     if unseen is None:
         return None
     namings: list[Mapping[str, Naming]] = [{} for _ in changes]
-    for at, (old, new, fixes_changed) in differing.items():
+    for at, (old, new, old_fix, new_fix) in differing.items():
         if unseen:
             denoted = _denoting(names, unseen, new.module)
             namings[at] = calls_of(new, denoted, unseen.values())  # no call it counts is one the pass cannot see
             no_module = partial(_names_no_module, names, new.module)
             old, new = (without_unseen(facts, denoted, no_module) for facts in (old, new))
-        if not same_but_for_moved_lines(old, new):
+        moved = moved_lines(old, new)
+        if moved is None:
             return None
-        seen[at] = fixes_changed or old != new
+        if old != new or old_fix != new_fix:
+            moves[at] = _with_fix_lines(moved, moved_lines(old_fix, new_fix))
     if unseen and named_elsewhere(namings):
         return None
-    return seen
+    return moves
+
+
+def _with_fix_lines(moved: dict[int, int], fix_moved: dict[int, int] | None) -> dict[int, int]:
+    """How the lines of a module's facts and of its fix facts moved, but a line the two move apart;
+    nothing where the fix facts changed otherwise (the fixes of findings there may change)."""
+    if fix_moved is None:
+        return {}
+    both = {**moved, **fix_moved}
+    return {line: to for line, to in both.items() if moved.get(line, to) == fix_moved.get(line, to)}
 
 
 def _unseen_calls(
@@ -232,7 +249,61 @@ def _imported_unaliased(text: str, names: Iterable[str]) -> dict[str, Counter[in
     return found
 
 
-def points_into(finding: Finding, module: SourceModule) -> bool:
-    """Whether a program finding is in `module`, or its message names a line there ("first use of
-    torch randomness: models/net.py:6")."""
-    return finding.path == module.display or f"{module.identity.relative_path}:" in finding.message
+# A line of the file a message is in, as `core/message_text.place` names it.
+_SAME_FILE = re.compile(r"(?<![\w-])line (\d+)\b")
+
+
+def moved_along(findings: Iterable[Finding], moves: Mapping[SourceModule, Mapping[int, int]]) -> list[Finding] | None:
+    """The findings with the lines of the changed modules whose lines only moved (`seen_by_the_pass`)
+    moved along: where a finding is (its range, its fix's edits), and the lines its message names
+    there (`core/message_text.place`: "first draw: models/net.py:6", or "line 6" in that file). The
+    pass takes each from a line the facts hold, which moved as the facts show, or reports at line 1 a
+    program with no main guard (`program/fixes.entry_position`). None where a line is neither, or
+    line 1 moved, or the module is a notebook (lines count in cells there)."""
+    notebooks = [module for module in moves if module.display.endswith(".ipynb")]
+    moves = {module: lines for module, lines in moves.items() if module not in notebooks}
+    by_display = {module.display: lines for module, lines in moves.items()}
+    mentions = [(re.compile(rf"(?<![\w./-]){re.escape(module.identity.relative_path)}:(\d+)"), lines) for module, lines in moves.items()]
+    found = []
+    for finding in findings:
+        if any(finding.path == module.display or f"{module.identity.relative_path}:" in finding.message for module in notebooks):
+            return None
+        lines = by_display.get(finding.path)
+        moved = _moved(finding, lines) if lines is not None else finding
+        message = _moved_message(finding.message, [*mentions, (_SAME_FILE, lines)] if lines is not None else mentions)
+        if moved is None or message is None:
+            return None
+        found.append(replace(moved, message=message) if message != finding.message else moved)
+    return found
+
+
+def _moved(finding: Finding, lines: Mapping[int, int]) -> Finding | None:
+    def moved(position: Position, reported: bool = False) -> Position:
+        if reported and position.line == 1:
+            if lines.get(1, 1) != 1:
+                raise KeyError(1)  # the line of a program without a main guard, or one moved
+            return position
+        return Position(lines[position.line], position.column)
+
+    try:
+        start, end = moved(finding.start, True), moved(finding.end, True)
+        fix = finding.fix
+        if fix is not None:
+            fix = replace(fix, edits=tuple(replace(edit, start=moved(edit.start), end=moved(edit.end)) for edit in fix.edits))
+    except KeyError:
+        return None
+    return replace(finding, start=start, end=end, fix=fix)
+
+
+def _moved_message(message: str, mentions: Iterable[tuple[re.Pattern[str], Mapping[int, int]]]) -> str | None:
+    for mention, lines in mentions:
+        parts = []
+        done = 0
+        for match in mention.finditer(message):
+            to = lines.get(int(match[1]))  # an event's line: one the facts hold
+            if to is None:
+                return None
+            parts.append(f"{message[done:match.start(1)]}{to}")
+            done = match.end(1)
+        message = "".join(parts) + message[done:]
+    return message

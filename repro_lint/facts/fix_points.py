@@ -46,12 +46,14 @@ class InsertionPoint:
 @dataclass(frozen=True, slots=True)
 class SeedMove:
     """A seeding statement alone on its lines, which a fix may move up its own block: its lines
-    (leading comments included) and text, and the (first, last) lines of each earlier statement of
-    the block it may move before: those after the last one that may change a value it reads."""
+    (leading comments included: from `start` to the line before `stop`) and text, and the (first,
+    last) lines of each earlier statement of the block it may move before: those after the last one
+    that may change a value it reads. Every line a fix edits is one these facts hold, which moves
+    with the code when lines are added above it (engine/last_run.py `moved_along`)."""
 
     line: Line
     start: Line
-    end: Line
+    stop: Line
     text: str
     before: tuple[tuple[Line, Line], ...]
 
@@ -407,7 +409,7 @@ class SeedStatements:
             if not before or end >= len(lines):
                 continue  # nothing it may move before, or the file's last line, with no line end to move
             moved = "\n".join(lines[start - 1 : end]) + "\n"
-            found.append(SeedMove(positions.start(call).line, start, end, moved.replace("\r\n", "\n").replace("\n", newline), tuple(before)))
+            found.append(SeedMove(positions.start(call).line, start, end + 1, moved.replace("\r\n", "\n").replace("\n", newline), tuple(before)))
         return tuple(found)
 
 

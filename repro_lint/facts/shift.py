@@ -34,14 +34,15 @@ _ANY_METHOD = "*."
 _HOLDS_LINES = re.compile(r"\bLine\b")
 
 
-def same_but_for_moved_lines(old: object, new: object) -> bool:
-    """`new` is `old` with its lines moved in order: every line the facts hold moved to one new line,
-    with none swapped, merged or split. Columns, names and everything else are equal."""
+def moved_lines(old: object, new: object) -> dict[int, int] | None:
+    """Where each line the facts hold moved to, where `new` is `old` with its lines moved in order:
+    every line moved to one new line, with none swapped, merged or split, and columns, names and
+    everything else equal; None where it is not."""
     moved: dict[int, int] = {}
     if not _match(old, new, False, moved):
-        return False
+        return None
     news = [new_line for _, new_line in sorted(moved.items())]
-    return all(earlier < later for earlier, later in zip(news, news[1:]))
+    return moved if all(earlier < later for earlier, later in zip(news, news[1:])) else None
 
 
 def _match(old: object, new: object, lines: bool, moved: dict[int, int]) -> bool:

@@ -361,6 +361,6 @@ def _move_before(facts: ModuleFacts, seed_line: int, line: int) -> Fix | None:
     target = move.target(line) if move is not None else None
     if move is None or target is None:
         return None
-    removed = Edit(Position(move.start, 0), Position(move.end + 1, 0), "")
+    removed = Edit(Position(move.start, 0), Position(move.stop, 0), "")
     inserted = Edit(Position(target, 0), Position(target, 0), move.text)
     return Fix(Applicability.UNSAFE, "Move the seeding before the first draw", (inserted, removed))
