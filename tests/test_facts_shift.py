@@ -18,7 +18,8 @@ from repro_lint.facts.module_facts import FunctionFacts
 from repro_lint.facts.shift import moved_lines
 
 # A training script with facts of most kinds: imports, a seed option, a dataset drawing from numpy,
-# a loader, a checkpoint, functions, calls, events, a main guard and its fix points.
+# a loader whose shuffle its caller chooses, a checkpoint saved and one restored, functions, calls,
+# events, a main guard and its fix points.
 TRAIN = textwrap.dedent("""\
     import argparse
     import random
@@ -33,11 +34,17 @@ TRAIN = textwrap.dedent("""\
             return np.random.rand() + index
 
 
+    def batches(data, shuffle):
+        return DataLoader(data, shuffle=shuffle, num_workers=2)
+
+
     def train(args):
         torch.manual_seed(args.seed)
-        loader = DataLoader(Noisy(), shuffle=True, num_workers=2)
+        loader = batches(Noisy(), True)
         model = torch.nn.Linear(2, 2)
         optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        state = torch.load("last.pt")
+        model.load_state_dict(state["model"])
         for batch in loader:
             model(batch).sum().backward()
             optimizer.step()

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from repro_lint.core.records import pickled_by_constructor
-from repro_lint.core.source import Position
+from repro_lint.core.source import Line, Position
 from repro_lint.facts.edits import literal
 from repro_lint.facts.module_index import target_names
 from repro_lint.facts.names import dotted_name
@@ -54,7 +54,7 @@ class ChoiceFact:
     function: str
     setting: str
     choice: Choice
-    line: int
+    line: Line
 
 
 @pickled_by_constructor(shared=("targets", "positional", "keywords"))

@@ -230,8 +230,8 @@ class Restore:
     end: Position
     strict_false: bool = False
     # The line where the dict it reads from was last assigned (0: a parameter), telling apart two
-    # checkpoints loaded into one name in different branches.
-    source: int | None = None
+    # checkpoints loaded into one name in different branches: a line, which moves with the others.
+    source: Line | None = None
 
 
 @pickled_by_constructor
