@@ -136,15 +136,13 @@ def _unseen_calls(
 def with_methods(method_modules: Mapping[str, frozenset[str]], analyses: Iterable[FileAnalysis]) -> dict[str, frozenset[str]]:
     """`method_modules` with the methods the analyses' modules define (one no longer defined may stay:
     a module that may define a method of a name is looked into, and found without one)."""
-    from repro_lint.program.call_graph import is_method  # the model loads LibCST, which a run answered from its record never does
+    from repro_lint.program.call_graph import methods_by_name  # the model loads LibCST, which a run answered from its record never does
 
     found = dict(method_modules)
     for analysis in analyses:
         if analysis.facts is not None:
-            for function in analysis.facts.functions:
-                if is_method(function.qualname, analysis.facts.module):
-                    name = function.qualname.rpartition(".")[2]
-                    found[name] = found.get(name, frozenset()) | {analysis.facts.module}
+            for name in methods_by_name(analysis.facts):
+                found[name] = found.get(name, frozenset()) | {analysis.facts.module}
     return found
 
 
@@ -278,21 +276,20 @@ def moved_along(findings: Iterable[Finding], moves: Mapping[SourceModule, Mappin
 
 
 def _moved(finding: Finding, lines: Mapping[int, int]) -> Finding | None:
-    def moved(position: Position, reported: bool = False) -> Position:
-        if reported and position.line == 1:
-            if lines.get(1, 1) != 1:
-                raise KeyError(1)  # the line of a program without a main guard, or one moved
-            return position
-        return Position(lines[position.line], position.column)
+    def moved(position: Position, reported: bool = False) -> Position | None:
+        if reported and position.line == 1:  # the line of a program without a main guard, or a fact's
+            return position if lines.get(1, 1) == 1 else None
+        to = lines.get(position.line)
+        return Position(to, position.column) if to is not None else None
 
-    try:
-        start, end = moved(finding.start, True), moved(finding.end, True)
-        fix = finding.fix
-        if fix is not None:
-            fix = replace(fix, edits=tuple(replace(edit, start=moved(edit.start), end=moved(edit.end)) for edit in fix.edits))
-    except KeyError:
-        return None
-    return replace(finding, start=start, end=end, fix=fix)
+    start, end = moved(finding.start, True), moved(finding.end, True)
+    fix = finding.fix
+    if fix is not None:
+        edits = [replace(edit, start=edit_start, end=edit_end) for edit in fix.edits if (edit_start := moved(edit.start)) and (edit_end := moved(edit.end))]
+        if len(edits) < len(fix.edits):
+            return None
+        fix = replace(fix, edits=tuple(edits))
+    return replace(finding, start=start, end=end, fix=fix) if start is not None and end is not None else None
 
 
 def _moved_message(message: str, mentions: Iterable[tuple[re.Pattern[str], Mapping[int, int]]]) -> str | None:

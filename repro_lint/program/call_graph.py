@@ -624,3 +624,13 @@ IMPLICIT_METHODS = ("__init__", "__call__", "forward", "__getitem__", "__getitem
 def is_method(qualname: str, module: str) -> bool:
     """`module.Class.method`, not a module-level function."""
     return qualname.count(".") > module.count(".") + 1 and "<locals>" not in qualname
+
+
+def methods_by_name(facts: ModuleFacts) -> dict[str, list[str]]:
+    """The methods a module defines (not its module-level functions), by last name: those an
+    unresolved `obj.method()` of that name may reach."""
+    found: dict[str, list[str]] = {}
+    for function in facts.functions:
+        if is_method(function.qualname, facts.module):
+            found.setdefault(function.qualname.rpartition(".")[2], []).append(function.qualname)
+    return found

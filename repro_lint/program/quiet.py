@@ -27,7 +27,7 @@ from dataclasses import fields, is_dataclass
 from functools import cache
 
 from repro_lint.facts.module_facts import CallFact, FunctionFacts, ModuleFacts
-from repro_lint.program.call_graph import is_method, unresolved_method
+from repro_lint.program.call_graph import methods_by_name, unresolved_method
 from repro_lint.program.model import is_inert, reached_by_name
 from repro_lint.program.module_names import ModuleNames
 from repro_lint.program.symbols import denotes_nothing
@@ -180,10 +180,7 @@ class _Module:
     def __init__(self, facts: ModuleFacts) -> None:
         self.facts = facts
         self.functions = {function.qualname: function for function in facts.functions}
-        self.methods: dict[str, list[str]] = {}
-        for name in self.functions:
-            if is_method(name, facts.module):
-                self.methods.setdefault(name.rpartition(".")[2], []).append(name)
+        self.methods = methods_by_name(facts)
         self.classes = frozenset(cls.qualname for cls in facts.classes)
         # The names its other facts hold, and every dotted name above one (`a.b` above `a.b.c`).
         self.named: set[str] = set()
