@@ -506,7 +506,6 @@ def test_edits_the_project_pass_cannot_see_reuse_it(project, monkeypatch, name, 
         ("models/tuning.py", "    torch.backends", "    loader.set_epoch(0)\n    torch.backends"),  # what the epoch condition looks for
         ("models/tuning.py", "import torch\n", "import torch\nimport models.layers\n"),  # an import of a project module
         ("models/tuning.py", "import torch\n", "import torch\nfrom models.layers import relu\n"),  # a name bound to a project one
-        ("models/tuning.py", "import torch\n", "import torch\nimport net.extra\n"),  # no such module, but `net` is one
         # Functions added that the pass may see.
         # Methods added that the pass may see.
         ("models/helpers.py", "    def tune", "    def forward(self, x):\n        return x\n\n    def tune"),  # run by calling the instance
@@ -543,6 +542,72 @@ def test_edits_the_project_pass_may_see_run_it(project, monkeypatch, name, old, 
     root = project(WITH_HELPERS)
     _full(root)
     _edit(root, name, old, new)
+    _runs_the_pass_again(root, monkeypatch)
+
+
+# A program loading a chain of modules (train -> top -> stack -> layers, top -> report -> helpers ->
+# draws), one calling at module level a name `models.helpers` does not bind (yet), and star imports
+# (top -> chain -> star -> helpers). Binding those names to `reseed` would seed the program.
+WITH_IMPORTS = {
+    "train.py": TRAIN_ON_HELPERS["train.py"].replace("from models.net", "import models.top\nfrom models.net"),
+    "models/net.py": TRAIN_ON_HELPERS["models/net.py"],
+    "models/top.py": "import models.chain\nimport models.layers\nimport models.report\nimport models.stack\n\n\ndef top():\n    return models.stack.stack()\n",
+    "models/stack.py": "import torch\nfrom models.layers import relu\n\ntorch.use_deterministic_algorithms(True)\n\n\ndef stack():\n    return relu\n",
+    "models/layers.py": "import torch\n\nrelu = torch.nn.ReLU()\n",
+    "models/report.py": "from models.helpers import activation\n\nactivation()\n",
+    "models/helpers.py": "import models.draws\nfrom models.layers import relu\n",
+    "models/draws.py": "import torch\n\n\ndef reseed():\n    torch.manual_seed(0)\n",
+    "models/star.py": "from models.helpers import *\n\nstarred()\n",
+    "models/chain.py": "from models.star import *\n\nchained()\n",
+    "models/unused.py": "import torch\n\ntorch.manual_seed(0)\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("name", "old", "new"),
+    [
+        # Modules imported that the importer reached already, through others or directly.
+        ("train.py", "import models.top\n", "import models.top\nimport models.stack\n"),
+        ("models/top.py", "import models.chain\n", "import models.chain\nimport models.draws\n"),  # through report, helpers
+        ("models/top.py", "import models.layers\n", "import models.layers\nfrom models.layers import relu\n"),
+        ("models/stack.py", "from models.layers import relu\n", "import models.layers\nfrom models.layers import relu\n"),
+        # A module no longer imported that the importer still reaches.
+        ("models/top.py", "import models.layers\n", ""),
+        # Names bound that no module names through the importer.
+        ("models/stack.py", "from models.layers import relu\n", "from models.layers import relu\nfrom models.layers import relu as activation\n"),
+        ("models/helpers.py", "import models.draws\n", "import models.draws\nfrom models.draws import reseed as again\n"),
+        ("models/top.py", "import models.chain\n", "import models.chain\nimport net.extra\n"),  # no such module: `net` is bound
+        ("models/helpers.py", "from models.layers import relu\n", "import models.layers\n"),  # nothing names relu through helpers
+    ],
+)
+def test_imports_of_project_modules_the_pass_reads_alike_reuse_it(project, monkeypatch, name, old, new):
+    root = project(WITH_IMPORTS)
+    before = _full(root)
+    assert "REP101" in [code for _, _, code, _ in before]  # the program seeds nowhere
+    _edit(root, name, old, new)
+    _reuses_the_pass(root, monkeypatch)
+
+
+@pytest.mark.parametrize(
+    ("name", "old", "new"),
+    [
+        # A module the importer did not reach: the program now seeds when it loads it.
+        ("models/top.py", "import models.chain\n", "import models.chain\nimport models.unused\n"),
+        ("models/stack.py", "from models.layers import relu\n", "from models.layers import relu\nfrom models.unused import torch\n"),
+        # A module no longer imported that the importer reached through it alone.
+        ("models/top.py", "import models.stack\n", ""),
+        # A name another module calls through the importer, bound now to a function that seeds: directly,
+        # through a star import, through a star import of a star import.
+        ("models/helpers.py", "import models.draws\n", "import models.draws\nfrom models.draws import reseed as activation\n"),
+        ("models/helpers.py", "import models.draws\n", "import models.draws\nfrom models.draws import reseed as starred\n"),
+        ("models/helpers.py", "import models.draws\n", "import models.draws\nfrom models.draws import reseed as chained\n"),
+    ],
+)
+def test_imports_of_project_modules_the_pass_may_read_otherwise_run_it(project, monkeypatch, name, old, new):
+    root = project(WITH_IMPORTS)
+    before = _full(root)
+    _edit(root, name, old, new)
+    assert _full(root, use_cache=False) != before
     _runs_the_pass_again(root, monkeypatch)
 
 
@@ -890,15 +955,55 @@ def test_random_edits_give_what_an_uncached_run_gives(project):
         assert lint_paths([root], WITH_REP002, use_cache=True).findings == lint_paths([root], WITH_REP002).findings, text
 
 
-def _inserted_somewhere(chosen, files):
-    """One of `_INSERTED` at a random line of a random file, indented as the line below it, where the
+# Imports of project modules (reached already or not, binding names other modules call through
+# the importer or not, star imports among them), and calls through them.
+_IMPORTS_INSERTED = (
+    "import models.layers", "from models.layers import relu", "import models.draws", "import models.unused",
+    "from models.draws import reseed", "from models.draws import reseed as activation", "from models.draws import reseed as starred",
+    "from models.draws import reseed as chained", "from models.helpers import *", "from models.stack import stack", "import net.extra",
+    "activation()", "reseed()", "relu = None", "# note",
+)  # fmt: skip
+
+
+def test_random_import_edits_give_what_an_uncached_run_gives(project, monkeypatch):
+    root = project(WITH_IMPORTS)
+    files = sorted(root.rglob("*.py"))
+    lint_paths([root], WITH_REP002, use_cache=True)
+    chosen = random.Random(0)
+    built = _counting_models(monkeypatch)
+    answered = 0
+    for _ in range(40):
+        path, text = _inserted_somewhere(chosen, files, _IMPORTS_INSERTED)
+        path.write_text(text)
+        expected = lint_paths([root], WITH_REP002).findings
+        models = len(built)
+        assert lint_paths([root], WITH_REP002, use_cache=True).findings == expected, text
+        answered += len(built) == models
+    assert 0 < answered < 40  # runs the record answered among them, and runs of the pass
+
+
+def _counting_models(monkeypatch):
+    """A list that grows by one each time a project model is built: each project pass."""
+    built: list[None] = []
+    build = ProjectModel.__init__
+
+    def counted(self, *args, **kwargs):
+        built.append(None)
+        return build(self, *args, **kwargs)
+
+    monkeypatch.setattr(ProjectModel, "__init__", counted)
+    return built
+
+
+def _inserted_somewhere(chosen, files, inserted=_INSERTED):
+    """One of `inserted` at a random line of a random file, indented as the line below it, where the
     code still compiles (a file that does not parse has no facts, and would stay so)."""
     while True:
         path = chosen.choice(files)
         lines = path.read_text().splitlines(keepends=True)
         at = chosen.randrange(len(lines) + 1)
         following = lines[at] if at < len(lines) else ""
-        lines.insert(at, following[: len(following) - len(following.lstrip())] + chosen.choice(_INSERTED) + "\n")
+        lines.insert(at, following[: len(following) - len(following.lstrip())] + chosen.choice(inserted) + "\n")
         try:
             compile("".join(lines), path.name, "exec")
         except SyntaxError:

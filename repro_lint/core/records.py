@@ -20,7 +20,8 @@ that a long-lived process (the language server) keeps no value no record holds a
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
-from dataclasses import fields
+from dataclasses import fields, is_dataclass
+from functools import cache
 from operator import attrgetter
 from typing import Any, TypeVar
 
@@ -87,3 +88,21 @@ def _rebuilder(cls: type, names: list[str], shared: tuple[str, ...], shared_item
     rebuild.__module__ = cls.__module__
     cls._rebuild = staticmethod(rebuild)  # type: ignore[attr-defined]
     return rebuild
+
+
+def strings_held(value: object, found: set[str]) -> None:
+    """Add to `found` the strings `value` holds, however deep in dataclasses and collections (the
+    field names of each dataclass read once: this is asked of every module's facts)."""
+    if isinstance(value, str):
+        found.add(value)
+    elif isinstance(value, (tuple, list, frozenset, set)):
+        for item in value:
+            strings_held(item, found)
+    elif (names := _field_names(type(value))) is not None:
+        for name in names:
+            strings_held(getattr(value, name), found)
+
+
+@cache
+def _field_names(kind: type) -> tuple[str, ...] | None:
+    return tuple(field.name for field in fields(kind)) if is_dataclass(kind) else None

@@ -27,7 +27,7 @@ from repro_lint.engine.cache import AnalysisCache, LastRun, RecordedRun, prune
 from repro_lint.engine.closure import needed
 from repro_lint.engine.fixes import MAX_FIX_ROUNDS, applicable, apply_fixes
 from repro_lint.engine.heap import collector_paused, freed_memory_returned, kept_out_of_collections
-from repro_lint.engine.last_run import defined_names, facts_by_module, moved_along, named_elsewhere, seen_by_the_pass, with_methods
+from repro_lint.engine.last_run import defined_names, facts_by_module, imports_unseen, moved_along, named_elsewhere, seen_by_the_pass, with_methods
 from repro_lint.engine.modules import Project, SourceModule, cache_entries, cache_identity, cached, failure, has_failed, identities, project_display
 from repro_lint.engine.progress import MIN_FILES, Progress
 from repro_lint.engine.workers import Task, analyse_all
@@ -218,7 +218,9 @@ class Engine:
                 return None
             versions.append((before, self._analyze(module)))
         facts_of = facts_by_module(project, files, cache, ((module, *version) for module, version in zip(changed, versions)))
-        moves = seen_by_the_pass(versions, recorded, ModuleNames(recorded.modules), partial(named_elsewhere, project, changed), facts_of)
+        module_names = ModuleNames(recorded.modules)
+        imports_alike = partial(imports_unseen, project, changed, module_names, facts_of)
+        moves = seen_by_the_pass(versions, recorded, module_names, partial(named_elsewhere, project, changed), facts_of, imports_alike)
         if moves is None:
             return None
         # The pass's findings where lines moved, and those naming such lines, move with them.

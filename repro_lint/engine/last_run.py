@@ -17,7 +17,18 @@ from repro_lint.core.findings import Finding
 from repro_lint.core.source import Position
 from repro_lint.engine.cache import AnalysisCache, RecordedFile, RecordedRun
 from repro_lint.engine.modules import Project, SourceModule
-from repro_lint.facts.shift import Naming, added_or_removed, calls_of, moved_lines, unseen_functions, without_calls, without_imports, without_unseen
+from repro_lint.facts.shift import (
+    ImportChange,
+    Naming,
+    added_or_removed,
+    calls_of,
+    imports_set_apart,
+    moved_lines,
+    unseen_functions,
+    without_calls,
+    without_imports,
+    without_unseen,
+)
 from repro_lint.program.module_names import ModuleNames
 
 if TYPE_CHECKING:  # the facts' module loads LibCST, which a run answered from its record never does
@@ -32,6 +43,7 @@ def seen_by_the_pass(
     names: ModuleNames,
     named_elsewhere: Callable[[Sequence[Mapping[str, Naming]]], bool],
     facts_of: Callable[[str, bool], ModuleFacts | None],
+    imports_unseen: Callable[[Sequence[ImportChange]], bool],
 ) -> list[dict[int, int] | None] | None:
     """How the project pass sees the changes to the changed files, each from its analysis before to
     the one after; None where it may see one. For each file: None where it sees nothing; else only
@@ -41,9 +53,10 @@ def seen_by_the_pass(
     cannot see (of a library's functions and modules), and functions added or removed that run
     nothing it sees, with the calls that only run them in any of the files, are left out where the
     facts differ by more than moved lines: where `named_elsewhere`, given for each file where its
-    text may name those functions, finds no other place naming one. `facts_of` gives a project
-    module's facts before the changes (False) or after (True): what a call names there tells
-    whether it denotes anything the pass sees."""
+    text may name those functions, finds no other place naming one. So are imports of project
+    modules added or removed, and the names they bind, where `imports_unseen` finds the pass reads
+    them alike. `facts_of` gives a project module's facts before the changes (False) or after (True):
+    what a call names there tells whether it denotes anything the pass sees."""
     moves: list[dict[int, int] | None] = []
     differing: dict[int, tuple[ModuleFacts, ModuleFacts, EntryFixFacts | None, EntryFixFacts | None]] = {}
     # A call `obj.summary()` may reach a method `summary` added now, which the record does not name.
@@ -81,18 +94,24 @@ def seen_by_the_pass(
     if unseen is None:
         return None
     namings: list[Mapping[str, Naming]] = [{} for _ in changes]
+    imports_changed: list[ImportChange] = []
     for at, (old, new, old_fix, new_fix) in differing.items():
         if unseen:
             denoted = _denoting(names, unseen, new.module)
             namings[at] = calls_of(new, denoted, unseen.values())  # no call it counts is one the pass cannot see
             no_module = partial(_names_no_module, names, new.module)
             old, new = (without_unseen(facts, denoted, no_module) for facts in (old, new))
+        new, imports = imports_set_apart(old, new)
+        if imports is not None:
+            imports_changed.append(imports)
         moved = moved_lines(old, new)
         if moved is None:
             return None
         if old != new or old_fix != new_fix:
             moves[at] = _with_fix_lines(moved, moved_lines(old_fix, new_fix))
     if unseen and named_elsewhere(namings):
+        return None
+    if imports_changed and not imports_unseen(imports_changed):
         return None
     return moves
 
@@ -229,6 +248,61 @@ def named_elsewhere(project: Project, changed: Sequence[SourceModule], namings: 
             if data is None or (any(name in data for name in encoded) and any_word.search(data)):
                 return True
     return False
+
+
+# A star import (`from models import *`), as bytes, in a file of any encoding; the statement may go on
+# past a backslash.
+_STAR_IMPORT = re.compile(rb"\bimport[\s\\]*\*")
+
+
+def imports_unseen(
+    project: Project,
+    changed: Sequence[SourceModule],
+    names: ModuleNames,
+    facts_of: Callable[[str, bool], ModuleFacts | None],
+    changes: Sequence[ImportChange],
+) -> bool:
+    """Whether the pass reads the changed modules' imports, and the names they bind, as it did
+    (program/import_changes.py): every module each imports in one version only is one it reaches
+    through imports both versions make, and no module's facts, in either version, may name a member
+    of a changed module, or of a module star-importing one, by a name it binds otherwise. Only the
+    files whose texts hold such a name, or a star import, are looked into: files not read in this
+    run are read for it, once, as bytes, and not kept."""
+    from repro_lint.program.import_changes import names_a_member, reached_alike, star_importers  # the model loads LibCST
+
+    if not reached_alike(changes, names, facts_of):
+        return False
+    rebound = sorted({name for change in changes for name in change.rebound})
+    if not rebound:
+        return True
+    if not all(name.isascii() for name in rebound):
+        return False  # searched for as ASCII bytes in files of any encoding
+    changed_names = {module.identity.name for module in changed}
+    encoded = [name.encode() for name in rebound]
+    any_word = re.compile(rb"(?<!\w)(?:%s)(?!\w)" % b"|".join(map(re.escape, encoded)), re.ASCII)
+    starring: list[ModuleFacts | None] = []
+    naming: list[ModuleFacts | None] = []
+    for module in project.modules:
+        name = module.identity.name
+        if name not in names.modules:
+            continue  # no facts: nothing the pass resolves
+        if name in changed_names:  # both versions, whatever the text holds now
+            versions = [facts_of(name, False), facts_of(name, True)]
+            starring += versions
+            naming += versions
+            continue
+        data = module.raw()
+        if data is None:
+            return False
+        if _STAR_IMPORT.search(data):
+            starring.append(facts_of(name, True))
+        # The substring test first: far quicker than the pattern, and most files hold no name.
+        if any(each in data for each in encoded) and any_word.search(data):
+            naming.append(facts_of(name, True))
+    if None in starring or None in naming:
+        return False  # a module whose facts are not known
+    modules = star_importers((change.module for change in changes), names, filter(None, starring))
+    return not any(names_a_member(facts, modules, rebound) for facts in filter(None, naming))
 
 
 def _imported_unaliased(text: str, names: Iterable[str]) -> dict[str, Counter[int]] | None:

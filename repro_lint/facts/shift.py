@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import fields, is_dataclass, replace
+from dataclasses import dataclass, fields, is_dataclass, replace
 from functools import cache, partial
 from typing import TYPE_CHECKING
+
+from repro_lint.core.records import pickled_by_constructor
 
 if TYPE_CHECKING:  # the facts' module loads LibCST, which a run answered from its record never does
     from repro_lint.facts.module_facts import CallFact, ModuleFacts
@@ -86,6 +88,27 @@ def without_imports(facts: ModuleFacts, outside: Callable[[str], bool]) -> Modul
         bindings=tuple((name, targets) for name, targets in facts.bindings if not all(map(outside, targets))),
         star_imports=tuple(name for name in facts.star_imports if not outside(name)),
     )
+
+
+@pickled_by_constructor
+@dataclass(frozen=True, slots=True)
+class ImportChange:
+    """How a module's imports changed (`imports` before and after) and which names it binds otherwise:
+    what the project pass reads of them is which modules it imports (program/import_changes.py), and
+    what those names denote when another module names them through it."""
+
+    module: str
+    before: tuple[str, ...]
+    after: tuple[str, ...]
+    rebound: frozenset[str]
+
+
+def imports_set_apart(old: ModuleFacts, new: ModuleFacts) -> tuple[ModuleFacts, ImportChange | None]:
+    """`new` with `old`'s imports and bindings, and how those differ (None where they do not)."""
+    if old.imports == new.imports and old.bindings == new.bindings:
+        return new, None
+    rebound = frozenset(name for name, _ in set(old.bindings) ^ set(new.bindings))
+    return replace(new, imports=old.imports, bindings=old.bindings), ImportChange(new.module, old.imports, new.imports, rebound)
 
 
 # Which of the functions the pass cannot see (see `unseen_functions`) a name written in one module

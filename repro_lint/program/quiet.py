@@ -23,9 +23,9 @@ bounded (`_MOST_FUNCTIONS`): past that, the call is kept, and the pass runs.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
-from dataclasses import fields, is_dataclass
-from functools import cache
+from dataclasses import fields
 
+from repro_lint.core.records import strings_held
 from repro_lint.facts.module_facts import CallFact, FunctionFacts, ModuleFacts
 from repro_lint.program.call_graph import methods_by_name, unresolved_method
 from repro_lint.program.model import is_inert, reached_by_name
@@ -186,23 +186,6 @@ class _Module:
         self.named: set[str] = set()
         for field in fields(facts):
             if field.name not in _CALL_FACTS:
-                _strings(getattr(facts, field.name), self.named)
+                strings_held(getattr(facts, field.name), self.named)
         self.named_under = {".".join(parts[:cut]) for name in self.named for parts in [name.split(".")] for cut in range(1, len(parts) + 1)}
 
-
-def _strings(value: object, found: set[str]) -> None:
-    """Add to `found` the strings `value` holds, however deep (the field names of each dataclass
-    read once: this is asked of every module's facts)."""
-    if isinstance(value, str):
-        found.add(value)
-    elif isinstance(value, (tuple, list, frozenset, set)):
-        for item in value:
-            _strings(item, found)
-    elif (names := _field_names(type(value))) is not None:
-        for name in names:
-            _strings(getattr(value, name), found)
-
-
-@cache
-def _field_names(kind: type) -> tuple[str, ...] | None:
-    return tuple(field.name for field in fields(kind)) if is_dataclass(kind) else None
