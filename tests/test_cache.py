@@ -557,8 +557,8 @@ WITH_IMPORTS = {
     "models/report.py": "from models.helpers import activation\n\nactivation()\n",
     "models/helpers.py": "import models.draws\nfrom models.layers import relu\n",
     "models/draws.py": "import torch\n\n\ndef reseed():\n    torch.manual_seed(0)\n",
-    "models/star.py": "from models.helpers import *\n\nstarred()\n",
-    "models/chain.py": "from models.star import *\n\nchained()\n",
+    "models/star.py": "from models.helpers import *\nfrom models.layers import relu as shadowed\n\nstarred()\n",
+    "models/chain.py": "from models.star import *\n\nchained()\nshadowed()\n",
     "models/unused.py": "import torch\n\ntorch.manual_seed(0)\n",
 }
 
@@ -601,6 +601,8 @@ def test_imports_of_project_modules_the_pass_reads_alike_reuse_it(project, monke
         ("models/helpers.py", "import models.draws\n", "import models.draws\nfrom models.draws import reseed as activation\n"),
         ("models/helpers.py", "import models.draws\n", "import models.draws\nfrom models.draws import reseed as starred\n"),
         ("models/helpers.py", "import models.draws\n", "import models.draws\nfrom models.draws import reseed as chained\n"),
+        # Through a star import where the importer binds the name itself, to what denotes no function.
+        ("models/helpers.py", "import models.draws\n", "import models.draws\nfrom models.draws import reseed as shadowed\n"),
     ],
 )
 def test_imports_of_project_modules_the_pass_may_read_otherwise_run_it(project, monkeypatch, name, old, new):
