@@ -613,6 +613,30 @@ def test_imports_of_project_modules_the_pass_may_read_otherwise_run_it(project, 
     _runs_the_pass_again(root, monkeypatch)
 
 
+# A package re-exporting a quiet function and a seeding one (`from pkg.impl import quiet, seeds`).
+WITH_REEXPORTS = {
+    **TRAIN_ON_HELPERS,
+    "train.py": TRAIN_ON_HELPERS["train.py"].replace("from models.net", "import pkg\nfrom models.net"),
+    "pkg/__init__.py": "from pkg.impl import quiet, seeds\n",
+    "pkg/impl.py": "import torch\n\n\ndef quiet():\n    return 1\n\n\ndef seeds():\n    torch.manual_seed(0)\n",
+}
+
+
+def test_a_call_through_a_re_export_of_a_quiet_function_reuses_the_pass(project, monkeypatch):
+    root = project(WITH_REEXPORTS)
+    _full(root)
+    _edit(root, "train.py", "def main():\n", "def main():\n    pkg.quiet()\n")
+    _reuses_the_pass(root, monkeypatch)
+
+
+def test_a_call_through_a_re_export_of_a_seeding_function_runs_the_pass(project, monkeypatch):
+    root = project(WITH_REEXPORTS)
+    before = _full(root)
+    _edit(root, "train.py", "def main():\n", "def main():\n    pkg.seeds()\n")
+    assert _full(root, use_cache=False) != before
+    _runs_the_pass_again(root, monkeypatch)
+
+
 def _reuses_the_pass(root, monkeypatch):
     """A run now is answered from the record, and gives what a run without the cache gives."""
     expected = _full(root, use_cache=False)

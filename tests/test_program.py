@@ -377,6 +377,69 @@ def test_a_call_judged_unseen_changes_no_finding(project, line):
     assert (after == before) == (line in QUIET_LINES)
 
 
+# Functions called through packages re-exporting them: once, twice, under another name; and where the
+# pass's resolution takes another step (a star import, a name bound twice).
+REEXPORTS = {
+    "pkg/__init__.py": """\
+        from pkg.impl import quiet, seeds
+        from pkg.impl import quiet as renamed
+        from pkg.stars import *
+
+        try:
+            from pkg.impl import quiet as either
+        except ImportError:
+            from pkg.other import either
+    """,
+    "pkg/impl.py": "import torch\n\n\ndef quiet():\n    return 1\n\n\ndef seeds():\n    torch.manual_seed(0)\n",
+    "pkg/stars.py": "def starred():\n    return 1\n",
+    "pkg/other.py": "def either():\n    return 2\n",
+    "top/__init__.py": "from pkg import quiet, seeds\n",
+    "train.py": """\
+        import pkg
+        import top
+        from pkg import renamed
+        import torch
+
+
+        def main():
+            pkg.quiet()
+            top.quiet()
+            renamed()
+            top.seeds()
+            pkg.starred()
+            pkg.either()
+            torch.rand(1).sum().backward()
+
+
+        if __name__ == "__main__":
+            main()
+    """,
+}
+REEXPORTED_QUIET_LINES = [8, 9, 10]
+
+
+def test_calls_through_re_exports_of_quiet_functions_are_unseen():
+    project = model(REEXPORTS)
+    calls = [call for call in project.functions["train.main"].calls if call.line < 14]
+    unseen = _unseen_calls(project)
+    assert [call.line for call in calls if unseen(call, "train")] == REEXPORTED_QUIET_LINES
+    # Each followed where the pass's own resolution leads.
+    assert [project.calls.resolve_symbol(target, "train") for call in calls[:3] for target in call.targets] == ["pkg.impl.quiet"] * 3
+
+
+@pytest.mark.parametrize("line", [*REEXPORTED_QUIET_LINES, 11])
+def test_a_call_through_a_re_export_judged_unseen_changes_no_finding(project, line):
+    """As for direct calls; line 11's `top.seeds()` is the program's only seeding."""
+    files = {name: textwrap.dedent(text) for name, text in REEXPORTS.items()}
+    root = project(files)
+    before = [(f.path, f.start.line, f.code, f.message) for f in lint_paths([root], Settings(), use_cache=False).findings]
+    lines = files["train.py"].splitlines(keepends=True)
+    lines[line - 1] = "    pass\n"
+    (root / "train.py").write_text("".join(lines))
+    after = [(f.path, f.start.line, f.code, f.message) for f in lint_paths([root], Settings(), use_cache=False).findings]
+    assert (after == before) == (line in REEXPORTED_QUIET_LINES)
+
+
 # `helpers` binds names to library modules; one of those names is also a folder of the project
 # (`vendor/numpy/`), through which a name under it reaches project code.
 IMPORTS = {

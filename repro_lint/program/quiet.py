@@ -14,8 +14,8 @@ reached, which none of the pass's results reads: the walks that find events, tra
 guards, processes and built classes pass through them and find nothing there.
 
 A call's targets are followed only where they name a function exactly (its qualified name: what
-`SymbolResolver.resolve` gives back first), or nothing (`denotes_nothing`); a re-export, a class or
-anything else keeps the call. An `obj.method()` is followed to every project method of its name
+`SymbolResolver.resolve` gives back first), through names modules bind to one name each (a package's
+re-export), or nothing (`denotes_nothing`); a class, a star import or anything else keeps the call. An `obj.method()` is followed to every project method of its name
 (`logger.warning(...)` where some project class defines `warning`). The functions a call may run are
 bounded (`_MOST_FUNCTIONS`): past that, the call is kept, and the pass runs.
 """
@@ -34,6 +34,9 @@ from repro_lint.program.symbols import denotes_nothing
 
 # A call reaching more functions than this is kept: the check must stay a fraction of the pass.
 _MOST_FUNCTIONS = 64
+# Names bound to names followed for one target, at most (a package re-exporting a subpackage's
+# re-export takes two).
+_MOST_REEXPORTS = 8
 # The facts that name functions without running them or being run by them: a function any of
 # them names is not quiet (`seed_reads` of REP109, `choices`, `checkpoints`, `datasets`, `fix`).
 _CALL_FACTS = frozenset(
@@ -90,9 +93,35 @@ class UnseenCalls:
         for target in call.targets:
             if self._function(target) is not None:
                 found.append(target)
+            elif (exported := self._reexported(target, module)) is not None:
+                found.append(exported)
             elif self._names.split(target, module) is not None and not denotes_nothing(target, module, self._names, self._facts_of):
                 return None
         return found
+
+    def _reexported(self, target: str, module: str) -> str | None:
+        """The project function `target`, written in `module`, denotes as a member of the module its
+        prefix names, following names bound to a single name (`pkg.f` where `pkg/__init__.py` holds
+        `from pkg.impl import f`), as `SymbolResolver.resolve` does; None where another step
+        decides (a submodule, a class, a star import, a name bound to several) or it is not known."""
+        for _ in range(_MOST_REEXPORTS):
+            split = self._names.split(target, module)
+            if split is None or len(split[1]) != 1:
+                return None
+            owner, (name,) = split
+            member = f"{owner}.{name}"
+            facts = self._module(owner)
+            if facts is None or member in self._names.modules or member in facts.classes:
+                return None
+            if member in facts.functions:
+                return member if self._function(member) is not None else None
+            bound = facts.facts.binding(name)
+            if len(bound) != 1 or bound[0] == member:
+                return None
+            target, module = bound[0], owner
+            if self._function(target) is not None:
+                return target
+        return None
 
     def _methods(self, name: str) -> list[str] | None:
         """The project methods an `obj.name()` may run, as the pass takes it; None where a module that
