@@ -547,7 +547,8 @@ def test_edits_the_project_pass_may_see_run_it(project, monkeypatch, name, old, 
 
 # A program loading a chain of modules (train -> top -> stack -> layers, top -> report -> helpers ->
 # draws), one calling at module level a name `models.helpers` does not bind (yet), and star imports
-# (top -> chain -> star -> helpers). Binding those names to `reseed` would seed the program.
+# (top -> chain -> star -> helpers), star binding two names itself (to a variable, to a function).
+# Binding those names in helpers to `reseed` would seed the program, but where star's binding decides.
 WITH_IMPORTS = {
     "train.py": TRAIN_ON_HELPERS["train.py"].replace("from models.net", "import models.top\nfrom models.net"),
     "models/net.py": TRAIN_ON_HELPERS["models/net.py"],
@@ -557,8 +558,9 @@ WITH_IMPORTS = {
     "models/report.py": "from models.helpers import activation\n\nactivation()\n",
     "models/helpers.py": "import models.draws\nfrom models.layers import relu\n",
     "models/draws.py": "import torch\n\n\ndef reseed():\n    torch.manual_seed(0)\n",
-    "models/star.py": "from models.helpers import *\nfrom models.layers import relu as shadowed\n\nstarred()\n",
-    "models/chain.py": "from models.star import *\n\nchained()\nshadowed()\n",
+    "models/star.py": "from models.helpers import *\nfrom models.layers import relu as shadowed\nfrom models.quiet import hush as decided\n\nstarred()\n",
+    "models/quiet.py": "def hush():\n    return 0\n",
+    "models/chain.py": "from models.star import *\n\nchained()\nshadowed()\ndecided()\n",
     "models/unused.py": "import torch\n\ntorch.manual_seed(0)\n",
 }
 
@@ -578,6 +580,8 @@ WITH_IMPORTS = {
         ("models/helpers.py", "import models.draws\n", "import models.draws\nfrom models.draws import reseed as again\n"),
         ("models/top.py", "import models.chain\n", "import models.chain\nimport net.extra\n"),  # no such module: `net` is bound
         ("models/helpers.py", "from models.layers import relu\n", "import models.layers\n"),  # nothing names relu through helpers
+        # A name a module star-importing the importer binds to a function itself: its binding comes first.
+        ("models/helpers.py", "import models.draws\n", "import models.draws\nfrom models.draws import reseed as decided\n"),
     ],
 )
 def test_imports_of_project_modules_the_pass_reads_alike_reuse_it(project, monkeypatch, name, old, new):

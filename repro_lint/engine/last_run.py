@@ -265,10 +265,10 @@ def imports_unseen(
     """Whether the pass reads the changed modules' imports, and the names they bind, as it did
     (program/import_changes.py): every module each imports in one version only is one it reaches
     through imports both versions make, and no module's facts, in either version, may name a member
-    of a changed module, or of a module star-importing one, by a name it binds otherwise. Only the
+    of a changed module, or of a module star-importing one (`holders`), by a name it binds otherwise. Only the
     files whose texts hold such a name, or a star import, are looked into: files not read in this
     run are read for it, once, as bytes, and not kept."""
-    from repro_lint.program.import_changes import names_a_member, reached_alike, star_importers  # the model loads LibCST
+    from repro_lint.program.import_changes import holders, names_a_member, reached_alike  # the model loads LibCST
 
     if not reached_alike(changes, names, facts_of):
         return False
@@ -301,8 +301,8 @@ def imports_unseen(
             naming.append(facts_of(name, True))
     if None in starring or None in naming:
         return False  # a module whose facts are not known
-    modules = star_importers((change.module for change in changes), names, filter(None, starring))
-    return not any(names_a_member(facts, modules, rebound) for facts in filter(None, naming))
+    looked_up = holders(changes, names, filter(None, starring), facts_of)
+    return not any(names_a_member(facts, looked_up) for facts in filter(None, naming))
 
 
 def _imported_unaliased(text: str, names: Iterable[str]) -> dict[str, Counter[int]] | None:

@@ -13,12 +13,14 @@ others as well. And such a module has an importer either way.
 A name `pkg.mod.name` denotes a member of `pkg.mod` (program/symbols.py), the module the prefix
 names, as the pass resolves it, and resolving `pkg.mod` ends with a module whose name ends like it:
 in whatever string a module's facts hold, `mod` is followed by `name`. Through a star import, a
-member of a module is a member of its importer too, so the names written as members of those count.
+member of a module is a member of its importer too, where the importer does not decide what the name
+denotes itself (a definition, or a name bound to a function, class, module or library name), so the
+names written as members of those count.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from repro_lint.core.records import strings_held
 from repro_lint.facts.module_facts import ModuleFacts
@@ -65,29 +67,68 @@ def reached_alike(changes: Sequence[ImportChange], names: ModuleNames, facts_of:
     return True
 
 
-def star_importers(modules: Iterable[str], names: ModuleNames, facts: Iterable[ModuleFacts]) -> frozenset[str]:
-    """`modules` and the modules among `facts`' that star-import one of them, transitively."""
-    found = set(modules)
-    importing = [(each.module, each.star_imports) for each in facts if each.star_imports]
-    grew = True
-    while grew:
-        grew = False
-        for module, stars in importing:
-            if module not in found and any(names.resolve(star, module) in found for star in stars):
-                found.add(module)
-                grew = True
-    return frozenset(found)
+def holders(
+    changes: Sequence[ImportChange], names: ModuleNames, facts: Iterable[ModuleFacts], facts_of: Callable[[str, bool], ModuleFacts | None]
+) -> dict[str, frozenset[str]]:
+    """For each name a changed module binds otherwise, the modules where the pass may look it up
+    there: that module, and the modules among `facts`' that star-import one of them, transitively,
+    where the pass may look into their star imports for it (`_decided`)."""
+    found: dict[str, set[str]] = {}
+    for change in changes:
+        for name in change.rebound:
+            found.setdefault(name, set()).add(change.module)
+    importing = [each for each in facts if each.star_imports]
+    for name, modules in found.items():
+        grew = True
+        while grew:
+            grew = False
+            for each in importing:
+                if (
+                    each.module not in modules
+                    and any(names.resolve(star, each.module) in modules for star in each.star_imports)
+                    and not _decided(each, name, names, facts_of, _MOST_HOPS)
+                ):
+                    modules.add(each.module)
+                    grew = True
+    return {name: frozenset(modules) for name, modules in found.items()}
 
 
-def names_a_member(facts: ModuleFacts, modules: Iterable[str], members: Iterable[str]) -> bool:
-    """Whether a string the facts hold may name one of `members` of one of `modules`: a part among
-    `members` after one that ends one of the modules' names."""
-    ends = {module.rpartition(".")[2] for module in modules}
-    wanted = frozenset(members)
+# Names bound to names followed to tell what a name bound in a module denotes, at most.
+_MOST_HOPS = 8
+
+
+def _decided(facts: ModuleFacts, name: str, names: ModuleNames, facts_of: Callable[[str, bool], ModuleFacts | None], hops: int) -> bool:
+    """Whether the pass finds what the module's member `name` denotes without looking into its star
+    imports (`_Denotations.member`): the module defines it, it is a submodule, or a name the module
+    binds to it denotes a project function, class or module, or a name outside the project."""
+    member = f"{facts.module}.{name}"
+    if member in names.modules or any(each.qualname == member for each in (*facts.functions, *facts.classes)):
+        return True
+    return any(target != member and _denotes_something(target, facts.module, names, facts_of, hops) for target in facts.binding(name))
+
+
+def _denotes_something(target: str, importer: str, names: ModuleNames, facts_of: Callable[[str, bool], ModuleFacts | None], hops: int) -> bool:
+    """Whether `SymbolResolver` finds `target`, written in `importer`, to denote a project function,
+    class or module, or a name outside the project, in both versions of the modules it looks into;
+    False where that is not told so."""
+    split = names.split(target, importer)
+    if split is None:
+        return True  # a module named whole, or a name outside the project
+    module, rest = split
+    if len(rest) != 1 or hops == 0:
+        return False
+    versions = (facts_of(module, False), facts_of(module, True))
+    return all(each is not None and _decided(each, rest[0], names, facts_of, hops - 1) for each in versions)
+
+
+def names_a_member(facts: ModuleFacts, holders: Mapping[str, Iterable[str]]) -> bool:
+    """Whether a string the facts hold may name a member of a module where the pass may look it up
+    in a changed module (`holders`): its name after a part that ends one of those modules' names."""
+    ends = {name: {module.rpartition(".")[2] for module in modules} for name, modules in holders.items()}
     held: set[str] = set()
     strings_held(facts, held)
     for string in held:
         parts = string.split(".")
-        if any(part in ends and after in wanted for part, after in zip(parts, parts[1:])):
+        if any(after in ends and part in ends[after] for part, after in zip(parts, parts[1:])):
             return True
     return False
