@@ -367,14 +367,18 @@ def test_a_call_judged_unseen_changes_no_finding(project, line):
     """What the pass reports is the same with the call or without it (the line emptied, so none moves);
     not so without the call of line 10, whose function defines a seed option, nor without line 18's
     `model.draw()`, which may run a method drawing from Python's RNG, which nothing seeds."""
-    files = {name: textwrap.dedent(text) for name, text in QUIET.items()}
+    assert _same_findings_without(project, QUIET, line) == (line in QUIET_LINES)
+
+
+def _same_findings_without(project, sources: dict[str, str], line: int) -> bool:
+    """Whether the pass reports the same with train.py's `line` emptied (so that none moves)."""
+    files = {name: textwrap.dedent(text) for name, text in sources.items()}
     root = project(files)
     before = [(f.path, f.start.line, f.code, f.message) for f in lint_paths([root], Settings(), use_cache=False).findings]
     lines = files["train.py"].splitlines(keepends=True)
     lines[line - 1] = "    pass\n"
     (root / "train.py").write_text("".join(lines))
-    after = [(f.path, f.start.line, f.code, f.message) for f in lint_paths([root], Settings(), use_cache=False).findings]
-    assert (after == before) == (line in QUIET_LINES)
+    return [(f.path, f.start.line, f.code, f.message) for f in lint_paths([root], Settings(), use_cache=False).findings] == before
 
 
 # Functions called through packages re-exporting them: once, twice, under another name; and where the
@@ -430,14 +434,7 @@ def test_calls_through_re_exports_of_quiet_functions_are_unseen():
 @pytest.mark.parametrize("line", [*REEXPORTED_QUIET_LINES, 11])
 def test_a_call_through_a_re_export_judged_unseen_changes_no_finding(project, line):
     """As for direct calls; line 11's `top.seeds()` is the program's only seeding."""
-    files = {name: textwrap.dedent(text) for name, text in REEXPORTS.items()}
-    root = project(files)
-    before = [(f.path, f.start.line, f.code, f.message) for f in lint_paths([root], Settings(), use_cache=False).findings]
-    lines = files["train.py"].splitlines(keepends=True)
-    lines[line - 1] = "    pass\n"
-    (root / "train.py").write_text("".join(lines))
-    after = [(f.path, f.start.line, f.code, f.message) for f in lint_paths([root], Settings(), use_cache=False).findings]
-    assert (after == before) == (line in REEXPORTED_QUIET_LINES)
+    assert _same_findings_without(project, REEXPORTS, line) == (line in REEXPORTED_QUIET_LINES)
 
 
 # `helpers` binds names to library modules; one of those names is also a folder of the project
