@@ -239,15 +239,21 @@ def named_elsewhere(project: Project, changed: Sequence[SourceModule], namings: 
             for name, (defining, calls) in naming.items():
                 if not any(number in lines for lines in defining) and len(words[name].findall(line)) > calls.get(number, 0) + imported[name].get(number, 0):
                     return True
-    encoded = [name.encode() for name in names]
-    any_word = re.compile(rf"(?<!\w)(?:{'|'.join(map(re.escape, names))})(?!\w)".encode(), re.ASCII)
+    holds_one = _holds_a_word(names)
     for other in project.modules:
         if id(other) not in searched:
             data = other.raw()
-            # The substring test first: far quicker than the pattern, and most files hold no name.
-            if data is None or (any(name in data for name in encoded) and any_word.search(data)):
+            if data is None or holds_one(data):
                 return True
     return False
+
+
+def _holds_a_word(names: Sequence[str]) -> Callable[[bytes], bool]:
+    """Whether a file's bytes hold one of the ASCII `names` as a word."""
+    encoded = [name.encode() for name in names]
+    any_word = re.compile(rb"(?<!\w)(?:%s)(?!\w)" % b"|".join(map(re.escape, encoded)), re.ASCII)
+    # The substring test first: far quicker than the pattern, and most files hold no name.
+    return lambda data: any(name in data for name in encoded) and any_word.search(data) is not None
 
 
 # A star import (`from models import *`), as bytes, in a file of any encoding; the statement may go on
@@ -265,10 +271,10 @@ def imports_unseen(
     """Whether the pass reads the changed modules' imports, and the names they bind, as it did
     (program/import_changes.py): every module each imports in one version only is one it reaches
     through imports both versions make, and no module's facts, in either version, may name a member
-    of a changed module, or of a module star-importing one (`holders`), by a name it binds otherwise. Only the
-    files whose texts hold such a name, or a star import, are looked into: files not read in this
-    run are read for it, once, as bytes, and not kept."""
-    from repro_lint.program.import_changes import holders, names_a_member, reached_alike  # the model loads LibCST
+    of a changed module, or of a module star-importing one (`holders`), by a name it binds
+    otherwise. Only the files whose texts hold such a name, or a star import, are looked into: files
+    not read in this run are read for it, once, as bytes, and not kept."""
+    from repro_lint.program.import_changes import holders, name_members, reached_alike  # the model loads LibCST
 
     if not reached_alike(changes, names, facts_of):
         return False
@@ -278,8 +284,7 @@ def imports_unseen(
     if not all(name.isascii() for name in rebound):
         return False  # searched for as ASCII bytes in files of any encoding
     changed_names = {module.identity.name for module in changed}
-    encoded = [name.encode() for name in rebound]
-    any_word = re.compile(rb"(?<!\w)(?:%s)(?!\w)" % b"|".join(map(re.escape, encoded)), re.ASCII)
+    holds_one = _holds_a_word(rebound)
     starring: list[ModuleFacts | None] = []
     naming: list[ModuleFacts | None] = []
     for module in project.modules:
@@ -296,13 +301,11 @@ def imports_unseen(
             return False
         if _STAR_IMPORT.search(data):
             starring.append(facts_of(name, True))
-        # The substring test first: far quicker than the pattern, and most files hold no name.
-        if any(each in data for each in encoded) and any_word.search(data):
+        if holds_one(data):
             naming.append(facts_of(name, True))
     if None in starring or None in naming:
         return False  # a module whose facts are not known
-    looked_up = holders(changes, names, filter(None, starring), facts_of)
-    return not any(names_a_member(facts, looked_up) for facts in filter(None, naming))
+    return not name_members(filter(None, naming), holders(changes, names, filter(None, starring), facts_of))
 
 
 def _imported_unaliased(text: str, names: Iterable[str]) -> dict[str, Counter[int]] | None:

@@ -121,14 +121,16 @@ def _denotes_something(target: str, importer: str, names: ModuleNames, facts_of:
     return all(each is not None and _decided(each, rest[0], names, facts_of, hops - 1) for each in versions)
 
 
-def names_a_member(facts: ModuleFacts, holders: Mapping[str, Iterable[str]]) -> bool:
-    """Whether a string the facts hold may name a member of a module where the pass may look it up
-    in a changed module (`holders`): its name after a part that ends one of those modules' names."""
+def name_members(facts: Iterable[ModuleFacts], holders: Mapping[str, Iterable[str]]) -> bool:
+    """Whether a string some module's facts hold may name a member of a module where the pass may
+    look it up in a changed module (`holders`): its name after a part that ends one of those
+    modules' names."""
     ends = {name: {module.rpartition(".")[2] for module in modules} for name, modules in holders.items()}
-    held: set[str] = set()
-    strings_held(facts, held)
-    for string in held:
-        parts = string.split(".")
-        if any(after in ends and part in ends[after] for part, after in zip(parts, parts[1:])):
-            return True
+    for each in facts:
+        held: set[str] = set()
+        strings_held(each, held)
+        for string in held:
+            parts = string.split(".")
+            if any(after in ends and part in ends[after] for part, after in zip(parts, parts[1:])):
+                return True
     return False

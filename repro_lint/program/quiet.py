@@ -15,8 +15,9 @@ guards, processes and built classes pass through them and find nothing there.
 
 A call's targets are followed only where they name a function exactly (its qualified name: what
 `SymbolResolver.resolve` gives back first), through names modules bind to one name each (a package's
-re-export), or nothing (`denotes_nothing`); a class, a star import or anything else keeps the call. An `obj.method()` is followed to every project method of its name
-(`logger.warning(...)` where some project class defines `warning`). The functions a call may run are
+re-export), or nothing (`denotes_nothing`); a class, a star import or anything else keeps the call.
+An `obj.method()` is followed to every project method of its name (`logger.warning(...)` where some
+project class defines `warning`). The functions a call may run are
 bounded (`_MOST_FUNCTIONS`): past that, the call is kept, and the pass runs.
 """
 
