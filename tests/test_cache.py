@@ -482,6 +482,10 @@ WITH_HELPERS = {
         ("models/helpers.py", "    def tune", "    def step(self):\n        return later()\n\n    def tune"),
         ("models/helpers.py", "def unused", "def go():\n    step()\n\n\ndef step():\n    later()\n\n\ngo()\n\n\ndef unused"),
         ("models/helpers.py", "        return 1\n\n\ndef unused", "        return unused() + sooner()\n\n\ndef unused"),
+        # Functions added that nothing reaches, calling a project function that seeds: a caller more
+        # of a function changes nothing where the pass reads none of that function's callers.
+        ("models/helpers.py", "    def tune", "    def step(self):\n        return reseed()\n\n    def tune"),
+        ("models/helpers.py", "def unused", "def go():\n    reseed()\n\n\ndef unused"),
         # Arguments of project calls, where no project function takes a setting from its caller.
         ("models/helpers.py", "return models.helpers.ready()", "return (models.helpers.ready())"),  # moved within its line
         ("models/helpers.py", "return describe()", "return describe(dataset=1)"),  # a word dataset facts look for, and none
@@ -513,11 +517,9 @@ def test_edits_the_project_pass_cannot_see_reuse_it(project, monkeypatch, name, 
         ("models/helpers.py", "    def tune", "    def set_epoch(self, epoch):\n        return epoch\n\n    def tune"),  # its calls are read
         ("models/helpers.py", "    def tune", "    def backward(self):\n        return 1\n\n    def tune"),  # any `obj.backward()` in train.py
         ("models/helpers.py", "    def tune", "    def reseed(self):\n        torch.manual_seed(0)\n\n    def tune"),  # an event
-        ("models/helpers.py", "    def tune", "    def step(self):\n        return reseed()\n\n    def tune"),  # a call of a project function that seeds
         ("models/helpers.py", "        return 1\n\n\ndef unused", "        return self.summary\n\n    def summary(self):\n        return 1\n\n\ndef unused"),  # named, not called
         ("models/helpers.py", "    def tune", "    class Inner:\n        def step(self):\n            return 1\n\n    def tune"),  # in a class added: classes are facts
         ("models/helpers.py", "def unused", "def seed():\n    torch.manual_seed(0)\n\n\ndef unused"),  # an event
-        ("models/helpers.py", "def unused", "def go():\n    reseed()\n\n\ndef unused"),  # a call of a project function that seeds
         ("models/helpers.py", "def unused", "def go():\n    loss.backward()\n\n\ndef unused"),  # training
         ("models/layers.py", "relu = ", "def main():\n    return 1\n\n\nrelu = "),  # a name train.py uses
         # Functions added with calls, where the pass may see them.
@@ -637,6 +639,182 @@ def test_a_call_through_a_re_export_of_a_seeding_function_runs_the_pass(project,
     root = project(WITH_REEXPORTS)
     before = _full(root)
     _edit(root, "train.py", "def main():\n", "def main():\n    pkg.seeds()\n")
+    assert _full(root, use_cache=False) != before
+    _runs_the_pass_again(root, monkeypatch)
+
+
+# A training program whose DataLoader's dataset draws from numpy in its workers only (`jitter`,
+# `Noisy.shift` called through its class, and `noise`, through `Augment.flip` called by an instance's `__call__`), which runs a function of tasks.py chosen by name, and
+# imports a module saving checkpoints, one of them from a function nothing calls (`ckpt.save`); and
+# tests, with a function nothing calls that seeds numpy.
+WITH_WORKERS = {
+    "train.py": textwrap.dedent("""\
+        import torch
+        from torch.utils.data import DataLoader
+
+        import ckpt
+        import tasks
+        from data import Noisy
+
+
+        def main():
+            torch.manual_seed(0)
+            loader = DataLoader(Noisy(), num_workers=2)
+            model = torch.nn.Linear(2, 2)
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            tasks.run("prepare")
+            for x in loader:
+                loss = model(x).sum()
+                loss.backward()
+                opt.step()
+            ckpt.store(model)
+
+
+        if __name__ == "__main__":
+            main()
+        """),
+    "data.py": textwrap.dedent("""\
+        import numpy as np
+        from torch.utils.data import Dataset
+
+
+        def jitter(x):
+            return x + np.random.rand()
+
+
+        def seed_all():
+            np.random.seed(0)
+
+
+        class Noisy(Dataset):
+            def __len__(self):
+                return 4
+
+            def __getitem__(self, index):
+                return jitter(index) + Noisy.shift(self) + Augment()(index)
+
+            def shift(self):
+                return np.random.rand()
+
+
+        def noise():
+            return np.random.rand()
+
+
+        class Augment:
+            def __call__(self, x):
+                return Augment.flip(self, x)
+
+            def flip(self, x):
+                return x + noise()
+        """),
+    "ckpt.py": textwrap.dedent("""\
+        import torch
+
+
+        def store(model):
+            torch.save(model.state_dict(), "model.pt")
+
+
+        def save(model, optimizer):
+            torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict()}, "last.pt")
+        """),
+    "tasks.py": "def prepare():\n    return 1\n\n\ndef run(name):\n    return globals()[name]()\n",
+    "tests.py": textwrap.dedent("""\
+        import ckpt
+        from data import Noisy, jitter, seed_all
+
+
+        class TestNoisy:
+            def test_len(self):
+                assert len(Noisy()) == 4
+        """),
+}
+
+
+def _append(root, name, text):
+    path = root / name
+    path.write_text(path.read_text() + text)
+
+
+@pytest.mark.parametrize(
+    ("name", "added"),
+    [
+        # Tests added: building a class whose items run in workers, calling a function that seeds,
+        # drawing from torch's RNG, through a helper added with them, as a method of a test class.
+        ("tests.py", "\n\ndef test_item():\n    assert Noisy()[0] >= 0\n"),
+        ("tests.py", "\n\ndef test_seeded():\n    seed_all()\n    assert len(Noisy()) == 4\n"),
+        ("tests.py", "\n\ndef test_draws():\n    import torch\n\n    seed_all()\n    assert torch.rand(2).shape == (2,)\n"),
+        ("tests.py", "\n\ndef _make():\n    seed_all()\n    return Noisy()\n\n\ndef test_make():\n    assert len(_make()) == 4\n"),
+        ("tests.py", "\n    def test_seeded(self):\n        seed_all()\n        assert len(Noisy()) == 4\n"),
+        # Elsewhere: a function added to the dataset's module, calling the one that seeds.
+        ("data.py", "\n\ndef reseed_all():\n    seed_all()\n"),
+    ],
+)
+def test_functions_added_that_nothing_reaches_reuse_the_pass(project, monkeypatch, name, added):
+    """What a function that no call reaches runs is seen by no program; the pass reads the callers
+    of the functions it calls only where they run in workers alone or run a checkpoint."""
+    root = project(WITH_WORKERS)
+    assert _full(root) == []
+    _append(root, name, added)
+    _reuses_the_pass(root, monkeypatch)
+    assert _full(root) == _full(root, use_cache=False)
+
+
+# A program starting a process that draws from `random` (the process is the launcher's own where it
+# forks), and a module it imports.
+WITH_PROCESSES = {
+    "train.py": textwrap.dedent("""\
+        import multiprocessing as mp
+        import random
+
+        import torch
+
+        import helpers
+
+
+        def work():
+            return random.random()
+
+
+        def main():
+            torch.manual_seed(0)
+            random.seed(0)
+            model = torch.nn.Linear(2, 2)
+            model(torch.ones(2)).sum().backward()
+            process = mp.Process(target=work)
+            process.start()
+
+
+        if __name__ == "__main__":
+            main()
+        """),
+    "helpers.py": "def unused():\n    return 1\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("files", "name", "added"),
+    [
+        # It calls a function running only in workers, or one of its class's (`self.flip()`): they
+        # then run in the main process as well, and their draws count there.
+        (WITH_WORKERS, "tests.py", "\n\ndef test_jitter():\n    assert jitter(0) >= 0\n"),
+        (WITH_WORKERS, "data.py", "\n    def check(self):\n        return self.flip(0)\n"),
+        # It calls a function saving a checkpoint that nothing called: the checkpoint is judged now.
+        (WITH_WORKERS, "tests.py", "\n\ndef test_save():\n    ckpt.save(None, None)\n"),
+        # Code choosing by name what it runs may run it.
+        (WITH_WORKERS, "tasks.py", "\n\ndef noisy():\n    import random\n\n    return random.random()\n"),
+        # Events the pass reads in every function: a seed after a draw, a start method.
+        (WITH_WORKERS, "data.py", "\n\ndef warm():\n    import torch\n\n    torch.rand(2)\n    torch.manual_seed(0)\n"),
+        (WITH_PROCESSES, "helpers.py", '\n\ndef spawn():\n    import multiprocessing\n\n    multiprocessing.set_start_method("spawn")\n'),
+        # Called from code that runs, through a function added with it.
+        (WITH_WORKERS, "data.py", "\n\ndef _draw():\n    return np.random.rand()\n\n\ndef _outer():\n    return _draw()\n\n\n_outer()\n"),
+    ],
+)
+def test_functions_added_that_the_pass_may_read_run_it(project, monkeypatch, files, name, added):
+    root = project(files)
+    before = _full(root)
+    _append(root, name, added)
     assert _full(root, use_cache=False) != before
     _runs_the_pass_again(root, monkeypatch)
 
@@ -1008,6 +1186,36 @@ def test_random_import_edits_give_what_an_uncached_run_gives(project, monkeypatc
         expected = lint_paths([root], WITH_REP002).findings
         models = len(built)
         assert lint_paths([root], WITH_REP002, use_cache=True).findings == expected, text
+        answered += len(built) == models
+    assert 0 < answered < 40  # runs the record answered among them, and runs of the pass
+
+
+# Functions added (to modules or classes) that hold events, call project functions or build project
+# classes, some of them called or calling another added before, among calls and draws the pass sees.
+_FUNCTIONS_INSERTED = (
+    "def {name}(): return jitter(0)", "def {name}(): seed_all(); return Noisy()", "def {name}(): return Noisy()[0]",
+    "def test_{name}(): import torch; torch.rand(2)", "def {name}(): ckpt.save(None, None)", "def {name}(self): return self.flip(0)",
+    "def {name}(): import random; return random.random()", "def {name}(): import torch; torch.rand(2); torch.manual_seed(0)",
+    "def {name}(): return noise()", "def {name}(): return {before}()", "{before}()", "def {name}(): return seed_all()",
+    "np.random.rand()", "# note",
+)  # fmt: skip
+
+
+def test_random_function_edits_give_what_an_uncached_run_gives(project, monkeypatch):
+    root = project(WITH_WORKERS)
+    files = sorted(root.rglob("*.py"))
+    lint_paths([root], WITH_REP002, use_cache=True)
+    chosen = random.Random(0)
+    built = _counting_models(monkeypatch)
+    answered = 0
+    for number in range(40):
+        added = chosen.choice(_FUNCTIONS_INSERTED).format(name=f"added_{number}", before=f"added_{number - 1}")
+        # At the end of a module, or of the class data.py ends with.
+        path = root / "data.py" if "self" in added else chosen.choice(files)
+        path.write_text(f"{path.read_text()}\n\n{'    ' if 'self' in added else ''}{added}\n")
+        expected = lint_paths([root], WITH_REP002).findings
+        models = len(built)
+        assert lint_paths([root], WITH_REP002, use_cache=True).findings == expected, added
         answered += len(built) == models
     assert 0 < answered < 40  # runs the record answered among them, and runs of the pass
 

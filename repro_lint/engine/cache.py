@@ -97,6 +97,13 @@ class RecordedRun:
     function_names: frozenset[str]
     chosen_names: frozenset[str]
     method_modules: dict[str, frozenset[str]]
+    # The functions whose callers the pass reads beyond its walks from programs, and where it may
+    # reach a function no call names: what tells a function added that nothing reaches from one the
+    # pass may read (`CallGraph.worker_only`, `ProjectModel.checkpointing`, `ProjectModel.dispatch_scopes`;
+    # engine/last_run.py).
+    worker_only: frozenset[str]
+    checkpointing: frozenset[str]
+    dispatch_scopes: frozenset[str]
     programs: tuple[ProgramOutline, ...]  # for the audit, the files named as displayed
 
 

@@ -338,6 +338,9 @@ class Engine:
                     model.function_names,
                     model.chosen_names,
                     model.method_modules,
+                    model.calls.worker_only,
+                    model.checkpointing,
+                    model.dispatch_scopes,
                     outlined,
                 )
             )

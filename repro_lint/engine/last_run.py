@@ -34,7 +34,8 @@ from repro_lint.program.module_names import ModuleNames
 if TYPE_CHECKING:  # the facts' module loads LibCST, which a run answered from its record never does
     from repro_lint.facts.callers_choice import ArgumentsFact
     from repro_lint.facts.fix_points import EntryFixFacts
-    from repro_lint.facts.module_facts import CallFact, ModuleFacts
+    from repro_lint.facts.module_facts import CallFact, FunctionFacts, ModuleFacts
+    from repro_lint.program.quiet import UnseenCalls
 
 
 def seen_by_the_pass(
@@ -65,7 +66,7 @@ def seen_by_the_pass(
     # decides (program/callers_choice.py): the others may change, or move within their lines. The
     # changed files' choices are compared as facts: any difference there is seen.
     chosen = recorded.chosen_names
-    judges: tuple[Callable[[CallFact, str], bool], ...] = ()
+    judges: tuple[UnseenCalls, UnseenCalls] | None = None
     for before, after in changes:
         old, new = before.facts, after.facts
         if old is None or new is None:
@@ -75,7 +76,7 @@ def seen_by_the_pass(
             moves.append(moved)
             continue
         elif old != new:
-            if not judges:
+            if judges is None:
                 judges = _unseen_calls(names, function_names, facts_of, recorded, changes)
             inert_before, inert_after = (partial(judge, module=new.module) for judge in judges)
             # A module's fix facts are read only for the fixes of findings in that module: a fix edits its
@@ -90,7 +91,9 @@ def seen_by_the_pass(
         return moves
     from repro_lint.program.model import reached_by_name
 
-    unseen = unseen_functions(((old, new) for old, new, _, _ in differing.values()), partial(_denoting, names), reached_by_name)
+    assert judges is not None, "built for the first file differing"
+    unreached = partial(_unreached, judges[1], recorded)
+    unseen = unseen_functions(((old, new) for old, new, _, _ in differing.values()), partial(_denoting, names), reached_by_name, unreached)
     if unseen is None:
         return None
     namings: list[Mapping[str, Naming]] = [{} for _ in changes]
@@ -116,6 +119,40 @@ def seen_by_the_pass(
     return moves
 
 
+# Events the pass reads in every function, reached or not: a seed after a draw in the same body
+# (REP105), a start method set anywhere in a module (program/processes.py).
+_READ_ANYWHERE = frozenset({"seed", "start_method"})
+
+
+def _unreached(calls: UnseenCalls, recorded: RecordedRun, facts: ModuleFacts, function: FunctionFacts, beyond: Sequence[CallFact]) -> bool:
+    """Whether the pass reads nothing of `function`, added to the module of `facts`, which no call
+    reaches (`unseen_functions`) and which makes the calls `beyond` (of others than those it left
+    out): no call choosing at run time what it runs may find it (`dispatch_scopes`), no event of it
+    is read anywhere (`_READ_ANYWHERE`), and no function it calls is one whose callers the pass
+    reads: one running only in DataLoader workers, which a caller outside takes out, where the call
+    runs it before it returns (so does an `obj.method()` a method of its own class of that name,
+    `CallGraph.callers`), nor one running a checkpoint, which it may. Then it reaches no program, and
+    a caller the pass reads nothing of, added to functions, changes none of its results."""
+    if any(function.qualname.startswith(scope + ".") for scope in recorded.dispatch_scopes):
+        return False
+    if any(event.kind in _READ_ANYWHERE for event in function.events):
+        return False
+    now_read = recorded.worker_only | recorded.checkpointing
+    owner = function.qualname.rpartition(".")[0]
+    for call in beyond:
+        if not call.targets:
+            if call.method is not None and f"{owner}.{call.method}" in now_read:
+                return False
+            continue
+        linked = calls.linked(call, facts.module)
+        if linked is None:
+            return False
+        now, later = linked
+        if not now_read.isdisjoint(now) or not recorded.checkpointing.isdisjoint(later):
+            return False
+    return True
+
+
 def _with_fix_lines(moved: dict[int, int], fix_moved: dict[int, int] | None) -> dict[int, int]:
     """How the lines of a module's facts and of its fix facts moved, but a line the two move apart;
     nothing where the fix facts changed otherwise (the fixes of findings there may change)."""
@@ -131,7 +168,7 @@ def _unseen_calls(
     facts_of: Callable[[str, bool], ModuleFacts | None],
     recorded: RecordedRun,
     changes: Sequence[tuple[FileAnalysis, FileAnalysis]],
-) -> tuple[Callable[[CallFact, str], bool], Callable[[CallFact, str], bool]]:
+) -> tuple[UnseenCalls, UnseenCalls]:
     """What tells a call the pass cannot see before the changes, and after. The functions local
     findings' verdicts ask about are the record's: a finding asking about another runs the pass. Calls
     of functions added or removed are left to `unseen_functions`, which also accounts for the text

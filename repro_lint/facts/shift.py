@@ -5,14 +5,14 @@ The project pass compares a module's lines only with each other (which event com
 function holds a line), so it gives the same results for both versions, but for the positions it
 reports in that module and the lines its messages name there. Calls and imports the pass cannot see
 (of a library's functions and modules: program.is_inert, ModuleNames.outside), and functions added or
-removed that run nothing the pass sees, with the calls that only run them in any module, may be left
-out of both versions first.
+removed that run nothing the pass sees, with the calls that only run them in any module, or added
+where nothing the pass reads runs them, may be left out of both versions first.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields, is_dataclass, replace
 from functools import cache, partial
 from typing import TYPE_CHECKING
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from repro_lint.core.records import pickled_by_constructor
 
 if TYPE_CHECKING:  # the facts' module loads LibCST, which a run answered from its record never does
-    from repro_lint.facts.module_facts import CallFact, ModuleFacts
+    from repro_lint.facts.module_facts import CallFact, FunctionFacts, ModuleFacts
 
 # Where a module's text may name a function without the pass seeing it: the lines defining the
 # functions of that name (methods of several classes may share it), and the number of its plain calls
@@ -121,25 +121,30 @@ def unseen_functions(
     changes: Iterable[tuple[ModuleFacts, ModuleFacts]],
     denoting: Callable[[Mapping[str, str], str], Denoted],
     reached_by_name: Callable[[str], bool],
+    unreached: Callable[[ModuleFacts, FunctionFacts, Sequence[CallFact]], bool],
 ) -> dict[str, str] | None:
     """The functions that only one version of their module defines, each with the name its module
     binds it to (a method's own; for one defined within another such function, that one's), where
     the pass cannot see any of them: each is defined at module level, is a method, or is defined
     within such a function, and is named nothing the pass reaches or reads by the name alone
-    (`reached_by_name`: `forward`, `__call__` and other protocol methods run implicitly, `set_epoch`); makes no call the pass sees but plain calls
-    of them (`denoting` gives, for these functions and a module, which of them a name written there
-    denotes; `self.summary()` denotes the methods named `summary`), chooses nothing to run at run
-    time (`globals()[name]()`), has no events and does not train. None where one of them is not
-    such a function.
+    (`reached_by_name`: `forward`, `__call__` and other protocol methods run implicitly, `set_epoch`);
+    chooses nothing to run at run time (`globals()[name]()`) and does not train; and either makes no
+    call the pass sees but plain calls of them (`denoting` gives, for these functions and a module,
+    which of them a name written there denotes; `self.summary()` denotes the methods named
+    `summary`) and has no events, or is added, and is called only by such functions added, which
+    `unreached` finds the pass reads nothing of, given its module's facts after and its calls but
+    those plain calls. None where one of them is neither.
 
     The pass reaches a function only through a call or a reference naming it (a method, also through
-    `obj.method()` on an object it cannot resolve), and these functions reach only each other: a call
+    `obj.method()` on an object it cannot resolve), and the first kind reach only each other: a call
     that only runs one (not started in another process, not wrapped for later, not handed over by
     name), made in its module or another, changes none of the pass's results, nor do the functions,
-    defined or not, nor a name importing one. Which texts may name them otherwise is for the caller
-    to rule out (see `calls_of`)."""
+    defined or not, nor a name importing one. The second kind are reached by nothing, so what they
+    run and hold reaches no program. Which texts may name them otherwise is for the caller to rule
+    out (see `calls_of`)."""
+    changes = list(changes)
     found: dict[str, str] = {}
-    calling: list[tuple[str, tuple[CallFact, ...]]] = []
+    defining: list[tuple[ModuleFacts, FunctionFacts, bool]] = []
     for old, new in changes:
         differing = added_or_removed(old, new)
         prefix = f"{new.module}."
@@ -152,19 +157,55 @@ def unseen_functions(
             owner, _, name = defined.rpartition(".")
             if reached_by_name(name) or reached_by_name(function.qualname.rpartition(".")[2]):
                 return None  # the pass reaches such a method, or reads such calls, by the name alone
-            if function.events or function.trains or function.dispatches:
+            if function.trains or function.dispatches:
                 return None  # a function choosing at run time what it runs may run anything
             found[function.qualname] = name
             if owner:
                 found[_ANY_METHOD + name] = name
-            if function.calls:
-                calling.append((new.module, function.calls))
-    # Every one of them must be such a function, so each may call any other of them, itself included.
-    for module, calls in calling:
-        denoted = denoting(found, module)
-        if not all(_plain(denoted, call) for call in calls):
+            defining.append((new, function, any(function is added for added in new.functions)))
+    seen: dict[str, tuple[ModuleFacts, FunctionFacts, list[CallFact]]] = {}
+    calling: dict[str, set[str]] = {}  # of the functions added, which call each other one by name
+    for facts, function, added in defining:
+        denoted = denoting(found, facts.module)
+        beyond = [call for call in function.calls if not _plain(denoted, call)]
+        if beyond or function.events:
+            if not added:
+                return None
+            seen[function.qualname] = (facts, function, beyond)
+        for call in function.calls:
+            for name in _denoted_by(denoted, call):
+                calling.setdefault(name, set()).add(function.qualname)
+    if not seen:
+        return found
+    # A function the pass may see is reached by no call, but of functions added that it may see too:
+    # a function calling one is one of them, and is judged as they are.
+    reaching = set(seen)
+    pending = list(seen)
+    while pending:
+        name = found[pending.pop()]
+        for caller in calling.get(name, ()):
+            if caller not in reaching:
+                facts, function, added = next(entry for entry in defining if entry[1].qualname == caller)
+                if not added:
+                    return None
+                reaching.add(caller)
+                pending.append(caller)
+                seen.setdefault(caller, (facts, function, []))
+    names = {found[name] for name in reaching}
+    for _, new in changes:
+        denoted = denoting(found, new.module)
+        outside = (call for function in new.functions if function.qualname not in reaching for call in function.calls)
+        if any(names.intersection(_denoted_by(denoted, call)) for call in (*new.module_calls, *new.main_calls, *outside)):
             return None
+    if not all(unreached(facts, function, beyond) for facts, function, beyond in seen.values()):
+        return None
     return found
+
+
+def _denoted_by(denoted: Denoted, call: CallFact) -> set[str]:
+    """The names of the functions of `denoted` that a call's targets, or its `obj.method()`, denote."""
+    targets = call.targets or ((_ANY_METHOD + call.method,) if call.method is not None else ())
+    return {name for target in targets if (name := denoted(target)) is not None}
 
 
 def added_or_removed(old: ModuleFacts, new: ModuleFacts) -> set[str]:

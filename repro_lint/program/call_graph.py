@@ -466,7 +466,11 @@ class CallGraph:
 
     def calling(self, function: str) -> frozenset[str]:
         """`function` and the project functions whose calls run it, transitively."""
-        return closure({function}, self._run_now_callers)
+        return self.calling_any((function,))
+
+    def calling_any(self, functions: Iterable[str]) -> frozenset[str]:
+        """`functions` and the project functions whose calls run one of them, transitively."""
+        return closure(functions, self._run_now_callers)
 
     def run_with(self, function: str) -> frozenset[str]:
         """Project functions that may run in the same run as `function`, where no program is known to

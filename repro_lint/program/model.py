@@ -90,6 +90,25 @@ class ProjectModel:
         (maybe) reach for the pass to read its arguments."""
         return chosen_names(choice for facts in self.modules.values() for choice in facts.choices)
 
+    @property
+    def checkpointing(self) -> frozenset[str]:
+        """The functions with checkpoint facts, and those that run one, transitively: whose callers
+        decide what is known to run with a checkpoint (`CallGraph.calling`, `callers`), and whether
+        it may run at all (`CallGraph.linked`). A function that no walk reaches may call any other
+        function, but these and those running only in DataLoader workers, without changing the
+        pass's results (engine/last_run.py)."""
+        return self.calls.calling_any(function.qualname for facts in self.modules.values() for function in facts.checkpoints.functions)
+
+    @property
+    def dispatch_scopes(self) -> frozenset[str]:
+        """Where calls that choose at run time what they run may find it (`globals()[name]()`: their
+        module): a function defined there may be reached without a call naming it."""
+        return frozenset(
+            scope
+            for facts in self.modules.values()
+            for scope in (*facts.dispatches_on_load, *(scope for function in facts.functions for scope in function.dispatches))
+        )
+
     # Modules and imports -------------------------------------------------------------------------
 
     def resolve_module(self, name: str, importer: str | None = None) -> str | None:

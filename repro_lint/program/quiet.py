@@ -28,7 +28,7 @@ from dataclasses import fields
 
 from repro_lint.core.records import strings_held
 from repro_lint.facts.module_facts import CallFact, FunctionFacts, ModuleFacts
-from repro_lint.program.call_graph import methods_by_name, unresolved_method
+from repro_lint.program.call_graph import IMPLICIT_METHODS, methods_by_name, unresolved_method
 from repro_lint.program.model import is_inert, reached_by_name
 from repro_lint.program.module_names import ModuleNames
 from repro_lint.program.symbols import denotes_nothing
@@ -92,19 +92,47 @@ class UnseenCalls:
             return self._methods(method) if method is not None else None
         found = []
         for target in call.targets:
-            if self._function(target) is not None:
-                found.append(target)
-            elif (exported := self._reexported(target, module)) is not None:
-                found.append(exported)
-            elif self._names.split(target, module) is not None and not denotes_nothing(target, module, self._names, self._facts_of):
-                return None
+            member = self._member(target, module)
+            if member is not None and self._function(member) is not None:
+                found.append(member)
+            elif member is not None or not self._denotes_nothing(target, module):
+                return None  # a class, or what may be anything
         return found
 
-    def _reexported(self, target: str, module: str) -> str | None:
-        """The project function `target`, written in `module`, denotes as a member of the module its
-        prefix names, following names bound to a single name (`pkg.f` where `pkg/__init__.py` holds
-        `from pkg.impl import f`), as `SymbolResolver.resolve` does; None where another step
-        decides (a submodule, a class, a star import, a name bound to several) or it is not known."""
+    def linked(self, call: CallFact, module: str) -> tuple[list[str], list[str]] | None:
+        """The project functions `call` (made in `module`, with targets) links to as the pass resolves
+        it, those it may run before it returns first (`CallGraph.callees_run_now`): a function a
+        target denotes; of a class, its `__init__`, then the other methods an instance runs
+        (`CallGraph.resolve_functions`). None where a target may denote anything else, or the call
+        starts a process or is one the pass reads by its method's name (`set_epoch`)."""
+        if call.launcher is not None or reached_by_name(call.method or ""):
+            return None
+        now: list[str] = []
+        later: list[str] = []
+        for target in call.targets:
+            member = self._member(target, module)
+            if member is None:
+                if not self._denotes_nothing(target, module):
+                    return None
+            elif self._function(member) is not None:
+                now.append(member)
+            else:
+                for method in IMPLICIT_METHODS:
+                    if self._function(name := f"{member}.{method}") is not None:
+                        (now if method == "__init__" else later).append(name)
+        return now, later
+
+    def _denotes_nothing(self, target: str, module: str) -> bool:
+        return self._names.split(target, module) is None or denotes_nothing(target, module, self._names, self._facts_of)
+
+    def _member(self, target: str, module: str) -> str | None:
+        """The project function or class `target`, written in `module`, denotes: itself, or a member
+        of the module its prefix names, following names bound to a single name (`pkg.f` where
+        `pkg/__init__.py` holds `from pkg.impl import f`), as `SymbolResolver.resolve` does; None
+        where another step decides (a submodule, a star import, a name bound to several) or it is not
+        known."""
+        if self._defined(target):
+            return target
         for _ in range(_MOST_REEXPORTS):
             split = self._names.split(target, module)
             if split is None or len(split[1]) != 1:
@@ -112,17 +140,22 @@ class UnseenCalls:
             owner, (name,) = split
             member = f"{owner}.{name}"
             facts = self._module(owner)
-            if facts is None or member in self._names.modules or member in facts.classes:
+            if facts is None or member in self._names.modules:
                 return None
-            if member in facts.functions:
-                return member if self._function(member) is not None else None
+            if member in facts.functions or member in facts.classes:
+                return member if self._defined(member) else None
             bound = facts.facts.binding(name)
             if len(bound) != 1 or bound[0] == member:
                 return None
             target, module = bound[0], owner
-            if self._function(target) is not None:
+            if self._defined(target):
                 return target
         return None
+
+    def _defined(self, name: str) -> bool:
+        """Whether `name` is the qualified name of a project function or class (a function in
+        `unfollowed` is not followed)."""
+        return self._function(name) is not None or self._class(name)
 
     def _methods(self, name: str) -> list[str] | None:
         """The project methods an `obj.name()` may run, as the pass takes it; None where a module that
@@ -196,6 +229,15 @@ class UnseenCalls:
             if module is not None and (function := module.functions.get(name)) is not None:
                 return module, function
         return None
+
+    def _class(self, name: str) -> bool:
+        owner = name.rpartition(".")[0]
+        while owner:
+            module = self._module(owner)
+            if module is not None and name in module.classes:
+                return True
+            owner = owner.rpartition(".")[0]
+        return False
 
     def _module(self, name: str) -> _Module | None:
         if name not in self._modules:
