@@ -1176,18 +1176,30 @@ _IMPORTS_INSERTED = (
 def test_random_import_edits_give_what_an_uncached_run_gives(project, monkeypatch):
     root = project(WITH_IMPORTS)
     files = sorted(root.rglob("*.py"))
+
+    def edit(chosen, number):
+        path, text = _inserted_somewhere(chosen, files, _IMPORTS_INSERTED)
+        path.write_text(text)
+        return text
+
+    _cached_runs_agree(root, monkeypatch, edit)
+
+
+def _cached_runs_agree(root, monkeypatch, edit):
+    """After an audit, 40 random edits (`edit` makes one, given the random source and its number, and
+    says what it did), each run with the cache giving what a run without it gives; some of them
+    answered from the record, some running the pass."""
     lint_paths([root], WITH_REP002, use_cache=True)
     chosen = random.Random(0)
     built = _counting_models(monkeypatch)
     answered = 0
-    for _ in range(40):
-        path, text = _inserted_somewhere(chosen, files, _IMPORTS_INSERTED)
-        path.write_text(text)
+    for number in range(40):
+        done = edit(chosen, number)
         expected = lint_paths([root], WITH_REP002).findings
         models = len(built)
-        assert lint_paths([root], WITH_REP002, use_cache=True).findings == expected, text
+        assert lint_paths([root], WITH_REP002, use_cache=True).findings == expected, done
         answered += len(built) == models
-    assert 0 < answered < 40  # runs the record answered among them, and runs of the pass
+    assert 0 < answered < 40
 
 
 # Functions added (to modules or classes) that hold events, call project functions or build project
@@ -1204,20 +1216,15 @@ _FUNCTIONS_INSERTED = (
 def test_random_function_edits_give_what_an_uncached_run_gives(project, monkeypatch):
     root = project(WITH_WORKERS)
     files = sorted(root.rglob("*.py"))
-    lint_paths([root], WITH_REP002, use_cache=True)
-    chosen = random.Random(0)
-    built = _counting_models(monkeypatch)
-    answered = 0
-    for number in range(40):
+
+    def edit(chosen, number):
         added = chosen.choice(_FUNCTIONS_INSERTED).format(name=f"added_{number}", before=f"added_{number - 1}")
         # At the end of a module, or of the class data.py ends with.
         path = root / "data.py" if "self" in added else chosen.choice(files)
         path.write_text(f"{path.read_text()}\n\n{'    ' if 'self' in added else ''}{added}\n")
-        expected = lint_paths([root], WITH_REP002).findings
-        models = len(built)
-        assert lint_paths([root], WITH_REP002, use_cache=True).findings == expected, added
-        answered += len(built) == models
-    assert 0 < answered < 40  # runs the record answered among them, and runs of the pass
+        return added
+
+    _cached_runs_agree(root, monkeypatch, edit)
 
 
 def _counting_models(monkeypatch):
