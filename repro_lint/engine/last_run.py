@@ -92,7 +92,7 @@ def seen_by_the_pass(
     from repro_lint.program.model import reached_by_name
 
     assert judges is not None, "built for the first file differing"
-    unreached = partial(_unreached, judges[1], recorded)
+    unreached = partial(_unreached, judges[1], recorded.worker_only | recorded.checkpointing, recorded)
     unseen = unseen_functions(((old, new) for old, new, _, _ in differing.values()), partial(_denoting, names), reached_by_name, unreached)
     if unseen is None:
         return None
@@ -124,7 +124,9 @@ def seen_by_the_pass(
 _READ_ANYWHERE = frozenset({"seed", "start_method"})
 
 
-def _unreached(calls: UnseenCalls, recorded: RecordedRun, facts: ModuleFacts, function: FunctionFacts, beyond: Sequence[CallFact]) -> bool:
+def _unreached(
+    calls: UnseenCalls, now_read: frozenset[str], recorded: RecordedRun, facts: ModuleFacts, function: FunctionFacts, beyond: Sequence[CallFact]
+) -> bool:
     """Whether the pass reads nothing of `function`, added to the module of `facts`, which no call
     reaches (`unseen_functions`) and which makes the calls `beyond` (of others than those it left
     out): no call choosing at run time what it runs may find it (`dispatch_scopes`), no event of it
@@ -132,12 +134,12 @@ def _unreached(calls: UnseenCalls, recorded: RecordedRun, facts: ModuleFacts, fu
     reads: one running only in DataLoader workers, which a caller outside takes out, where the call
     runs it before it returns (so does an `obj.method()` a method of its own class of that name,
     `CallGraph.callers`), nor one running a checkpoint, which it may. Then it reaches no program, and
-    a caller the pass reads nothing of, added to functions, changes none of its results."""
+    a caller the pass reads nothing of, added to functions, changes none of its results. `now_read`:
+    the record's functions of both kinds."""
     if any(function.qualname.startswith(scope + ".") for scope in recorded.dispatch_scopes):
         return False
     if any(event.kind in _READ_ANYWHERE for event in function.events):
         return False
-    now_read = recorded.worker_only | recorded.checkpointing
     owner = function.qualname.rpartition(".")[0]
     for call in beyond:
         if not call.targets:

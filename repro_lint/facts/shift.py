@@ -144,7 +144,7 @@ def unseen_functions(
     out (see `calls_of`)."""
     changes = list(changes)
     found: dict[str, str] = {}
-    defining: list[tuple[ModuleFacts, FunctionFacts, bool]] = []
+    defining: dict[str, tuple[ModuleFacts, FunctionFacts, bool]] = {}  # by qualified name: each is in one version only
     for old, new in changes:
         differing = added_or_removed(old, new)
         prefix = f"{new.module}."
@@ -162,10 +162,10 @@ def unseen_functions(
             found[function.qualname] = name
             if owner:
                 found[_ANY_METHOD + name] = name
-            defining.append((new, function, any(function is added for added in new.functions)))
+            defining[function.qualname] = (new, function, any(function is added for added in new.functions))
     seen: dict[str, tuple[ModuleFacts, FunctionFacts, list[CallFact]]] = {}
     calling: dict[str, set[str]] = {}  # of the functions added, which call each other one by name
-    for facts, function, added in defining:
+    for facts, function, added in defining.values():
         denoted = denoting(found, facts.module)
         beyond = [call for call in function.calls if not _plain(denoted, call)]
         if beyond or function.events:
@@ -185,7 +185,7 @@ def unseen_functions(
         name = found[pending.pop()]
         for caller in calling.get(name, ()):
             if caller not in reaching:
-                facts, function, added = next(entry for entry in defining if entry[1].qualname == caller)
+                facts, function, added = defining[caller]
                 if not added:
                     return None
                 reaching.add(caller)
@@ -204,8 +204,13 @@ def unseen_functions(
 
 def _denoted_by(denoted: Denoted, call: CallFact) -> set[str]:
     """The names of the functions of `denoted` that a call's targets, or its `obj.method()`, denote."""
-    targets = call.targets or ((_ANY_METHOD + call.method,) if call.method is not None else ())
-    return {name for target in targets if (name := denoted(target)) is not None}
+    return {name for target in _named(call) if (name := denoted(target)) is not None}
+
+
+def _named(call: CallFact) -> tuple[str, ...]:
+    """What a call names for `Denoted`: its targets, or, for an `obj.method()` on an object the pass
+    cannot resolve, any method of that name."""
+    return call.targets or ((_ANY_METHOD + call.method,) if call.method is not None else ())
 
 
 def added_or_removed(old: ModuleFacts, new: ModuleFacts) -> set[str]:
@@ -221,9 +226,7 @@ def _plain(denoted: Denoted, call: CallFact) -> bool:
     """A call that only runs functions the pass cannot see."""
     if call.reference or call.launcher or call.wrapped:
         return False
-    if not call.targets and call.method is not None:  # `obj.method()` on an object the pass cannot resolve
-        return denoted(_ANY_METHOD + call.method) is not None
-    return _only(denoted, call.targets)
+    return _only(denoted, _named(call))
 
 
 def without_unseen(facts: ModuleFacts, denoted: Denoted, no_module: Callable[[str], bool]) -> ModuleFacts:
@@ -248,7 +251,7 @@ def calls_of(facts: ModuleFacts, denoted: Denoted, names: Iterable[str]) -> dict
     lines: dict[str, dict[int, int]] = {name: {} for name in names}
     for call in facts.every_call():
         if _plain(denoted, call):
-            for target in call.targets or (_ANY_METHOD + call.method,):  # type: ignore[operator]
+            for target in _named(call):
                 counts = lines[denoted(target)]  # type: ignore[index]
                 counts[call.line] = counts.get(call.line, 0) + 1
     defined_at: dict[str, list[range]] = {}

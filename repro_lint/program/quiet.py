@@ -23,7 +23,7 @@ bounded (`_MOST_FUNCTIONS`): past that, the call is kept, and the pass runs.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import fields
 
 from repro_lint.core.records import strings_held
@@ -223,21 +223,22 @@ class UnseenCalls:
         prefix of it names defines such a function (or its facts are not known)."""
         if name in self._unfollowed:
             return None
-        parts = name.split(".")
-        for cut in range(len(parts) - 1, 0, -1):
-            module = self._module(".".join(parts[:cut]))
-            if module is not None and (function := module.functions.get(name)) is not None:
+        for module in self._modules_above(name):
+            if (function := module.functions.get(name)) is not None:
                 return module, function
         return None
 
     def _class(self, name: str) -> bool:
-        owner = name.rpartition(".")[0]
-        while owner:
-            module = self._module(owner)
-            if module is not None and name in module.classes:
-                return True
-            owner = owner.rpartition(".")[0]
-        return False
+        return any(name in module.classes for module in self._modules_above(name))
+
+    def _modules_above(self, name: str) -> Iterator[_Module]:
+        """The known project modules a prefix of `name` names, the longest prefix first: where a
+        definition of that qualified name may be."""
+        parts = name.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            module = self._module(".".join(parts[:cut]))
+            if module is not None:
+                yield module
 
     def _module(self, name: str) -> _Module | None:
         if name not in self._modules:
