@@ -819,6 +819,99 @@ def test_functions_added_that_the_pass_may_read_run_it(project, monkeypatch, fil
     _runs_the_pass_again(root, monkeypatch)
 
 
+# A training program that imports a module not written yet (an optional speed-up), and a program
+# training when it loads, which has no main guard.
+WITH_OPTIONAL = {
+    **TRAIN_ON_HELPERS,
+    "train.py": "try:\n    import fast_test\nexcept ImportError:\n    fast_test = None\n" + TRAIN_ON_HELPERS["train.py"],
+    "scripts/quick.py": WITH_MODULE_LEVEL["scripts/quick.py"],
+}
+_BENCHMARKED = "import torch\n\n\ndef fast():\n    torch.backends.cudnn.benchmark = True\n"
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        # Tests: REP301 in a test module that no program reaches is dropped; they call functions of
+        # the programs, build a class of theirs, and one imports the other.
+        (
+            "test_net.py",
+            "import torch\n\nfrom models.net import build, split\n\n\ndef test_build():\n    torch.backends.cudnn.benchmark = True\n"
+            "    assert build()(torch.ones(2)).shape == (2,)\n\n\ndef test_split():\n    assert len(split(range(4))) == 2\n",
+        ),
+        (
+            "test_unit.py",
+            "import unittest\n\nfrom models.net import build\n\n\nclass TestNet(unittest.TestCase):\n    def setUp(self):\n"
+            "        self.model = build()\n\n    def test_forward(self):\n        self.assertEqual(self.model.out_features, 2)\n",
+        ),
+        # Elsewhere: REP301 in a module no program reaches, kept; in a folder no module had; no code.
+        ("speedups.py", _BENCHMARKED),
+        ("tools/check_net.py", "from models.net import build\n\n\ndef check():\n    return build()\n"),
+        ("models/extra.py", "x = 1\n"),
+    ],
+)
+def test_modules_added_that_no_program_reaches_reuse_the_pass(project, monkeypatch, name, text):
+    """A module nothing imports, which is no entry point, is in no program: the pass reads of it what
+    it reads of functions added that nothing reaches. The run after it answers edits to it too."""
+    root = project(WITH_OPTIONAL)
+    _full(root)
+    (root / name).parent.mkdir(exist_ok=True)
+    (root / name).write_text(text)
+    _reuses_the_pass(root, monkeypatch)
+    _append(root, name, "\n\n# more\n")
+    _reuses_the_pass(root, monkeypatch)
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        # The module the program tries to import: REP301 is in a training program now.
+        ("fast_test.py", _BENCHMARKED),
+        # It imports the program without a main guard, which is then no entry point.
+        ("test_quick.py", "import scripts.quick\n"),
+        # It is an entry point of its own.
+        ("main_check.py", "import torch\n\nif __name__ == '__main__':\n    torch.nn.Linear(2, 2)(torch.rand(2)).sum().backward()\n"),
+    ],
+)
+def test_modules_added_that_a_program_may_reach_run_it(project, monkeypatch, name, text):
+    root = project(WITH_OPTIONAL)
+    before = _full(root)
+    (root / name).write_text(text)
+    assert _full(root, use_cache=False) != before
+    _runs_the_pass_again(root, monkeypatch)
+
+
+def test_a_module_added_is_known_to_the_runs_after(project, monkeypatch):
+    root = project(WITH_OPTIONAL)
+    _full(root)
+    (root / "test_speed.py").write_text(_BENCHMARKED)
+    _reuses_the_pass(root, monkeypatch)
+    before = _full(root)
+    _edit(root, "train.py", "    model = build()\n", "    model = build()\n    test_speed.fast()\n")
+    _edit(root, "train.py", "import torch\n", "import torch\nimport test_speed\n")
+    assert _full(root, use_cache=False) != before  # REP301 is in a training program now
+    _runs_the_pass_again(root, monkeypatch)
+
+
+def test_a_module_added_that_the_entry_points_setting_names_runs_the_pass(project, monkeypatch):
+    def full(use_cache=True, entry_points=("tools/*.py",)):
+        settings = replace(WITH_REP002, entry_points=entry_points)
+        return [(f.path, f.start.line, f.code) for f in lint_paths([root], settings, use_cache=use_cache).findings]
+
+    root = project(WITH_OPTIONAL)
+    full()
+    (root / "tools").mkdir()
+    (root / "tools" / "speedups.py").write_text(_BENCHMARKED)
+    expected = full(use_cache=False)
+    # REP301 there is dropped, in a program that does not train; in no program, it is kept.
+    assert expected != full(use_cache=False, entry_points=())
+    with monkeypatch.context() as patched:
+        _forbid_project_pass(patched)
+        with pytest.raises(ProjectPassRan):
+            full()
+    assert full() == expected
+
+
 def _reuses_the_pass(root, monkeypatch):
     """A run now is answered from the record, and gives what a run without the cache gives."""
     expected = _full(root, use_cache=False)
@@ -1227,6 +1320,42 @@ def test_random_function_edits_give_what_an_uncached_run_gives(project, monkeypa
     _cached_runs_agree(root, monkeypatch, edit)
 
 
+# Modules added, tests and helpers of the programs, among edits making one part of a program: findings
+# the model judges, code that runs when a module loads, a main guard, an import of the program without
+# one, of the module the program tries to import, of a module added before.
+_MODULES_ADDED = (
+    "from models.net import build\n\n\ndef test_{name}():\n    assert build() is not None\n",
+    "import torch\n\n\ndef fast_{name}():\n    torch.backends.cudnn.benchmark = True\n",
+    "from models.net import split\n\n\nclass Test{name}:\n    def test_split(self):\n        assert split(range(4))\n",
+    "import torch\n\ntorch.manual_seed(0)\n",
+    "import torch\n\nif __name__ == '__main__':\n    torch.nn.Linear(2, 2)(torch.rand(2)).sum().backward()\n",
+    "import scripts.quick\n",
+    "import {before}\n",
+)
+_ADDED_AS = ("test_{number}.py", "helper_{number}.py", "tools/check_{number}.py", "fast_test.py")
+
+
+def test_random_modules_added_give_what_an_uncached_run_gives(project, monkeypatch):
+    root = project(WITH_OPTIONAL)
+    (root / "tools").mkdir()
+    added: list[str] = ["models.net"]
+
+    def edit(chosen, number):
+        text = chosen.choice(_MODULES_ADDED).format(name=number, before=added[-1])
+        if chosen.random() < 0.15:  # the program imports the module added last
+            _append(root, "train.py", f"\nimport {added[-1]}\n")
+            return f"train.py imports {added[-1]}"
+        relative = chosen.choice(_ADDED_AS).format(number=number)
+        if relative == "fast_test.py":
+            text = _BENCHMARKED  # the speed-up the program tries to import
+        if not (root / relative).exists():
+            (root / relative).write_text(text)
+            added.append(relative.removesuffix(".py").replace("/", "."))
+        return f"{relative}: {text}"
+
+    _cached_runs_agree(root, monkeypatch, edit)
+
+
 def _counting_models(monkeypatch):
     """A list that grows by one each time a project model is built: each project pass."""
     built: list[None] = []
@@ -1281,13 +1410,6 @@ def test_a_bug_in_judging_the_record_runs_the_project_pass(project, monkeypatch)
 
     monkeypatch.setattr("repro_lint.engine.engine.seen_by_the_pass", broken)
     assert _full(root) == expected
-
-
-def test_a_file_added_runs_the_project_pass(project):
-    root = project(TRAIN_ON_HELPERS)
-    _full(root)
-    (root / "models" / "extra.py").write_text("x = 1\n")
-    assert _full(root) == _full(root, use_cache=False)
 
 
 def test_a_file_removed_runs_the_project_pass(project):

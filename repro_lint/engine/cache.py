@@ -104,6 +104,9 @@ class RecordedRun:
     worker_only: frozenset[str]
     checkpointing: frozenset[str]
     dispatch_scopes: frozenset[str]
+    # The modules whose importers the pass reads: what tells a module added that nothing imports from
+    # one that may be in a program (`ProjectModel.importers_read`).
+    importers_read: frozenset[str]
     programs: tuple[ProgramOutline, ...]  # for the audit, the files named as displayed
 
 

@@ -27,10 +27,20 @@ from repro_lint.engine.cache import AnalysisCache, LastRun, RecordedRun, prune
 from repro_lint.engine.closure import needed
 from repro_lint.engine.fixes import MAX_FIX_ROUNDS, applicable, apply_fixes
 from repro_lint.engine.heap import collector_paused, freed_memory_returned, kept_out_of_collections
-from repro_lint.engine.last_run import defined_names, facts_by_module, imports_unseen, moved_along, named_elsewhere, seen_by_the_pass, with_methods
+from repro_lint.engine.last_run import (
+    added_unnamed,
+    defined_names,
+    facts_by_module,
+    imports_unseen,
+    moved_along,
+    named_elsewhere,
+    seen_by_the_pass,
+    with_methods,
+)
 from repro_lint.engine.modules import Project, SourceModule, cache_entries, cache_identity, cached, failure, has_failed, identities, project_display
 from repro_lint.engine.progress import MIN_FILES, Progress
 from repro_lint.engine.workers import Task, analyse_all
+from repro_lint.facts.shift import absent
 from repro_lint.program.declared import VERSION_SHOWN_BY, Declared, declared
 from repro_lint.program.module_names import ModuleNames
 from repro_lint.rules.base import ProgramRule, Rule
@@ -38,6 +48,7 @@ from repro_lint.rules.unused_noqa import UNUSED_NOQA
 from repro_lint.sources import scanner_for, validator_for
 
 if TYPE_CHECKING:
+    from repro_lint.facts.module_facts import ModuleFacts
     from repro_lint.program.model import ProjectModel
 
 
@@ -184,15 +195,17 @@ class Engine:
         Facts whose lines moved do too, with the pass's findings in that file and the lines they name
         there moved along (`moved_along`), and so do calls and imports added or removed that the pass
         cannot see, and changes to where fixes would edit the file, where its findings' fixes move
-        along."""
+        along. A module added that is in no program (`added_unnamed`) is a change from no facts.
+        """
         files = recorded.files
         # A record that reports more files than this run answers for its own: a run on the files of a
         # commit after an audit of the whole project, which also read launch scripts and configs
         # (which have no facts). A launch script or config added is one more file without facts.
         displays = {module.display for module in project.modules}
         beyond = files.keys() - displays
-        if not all(map(_scanned, beyond | (displays - files.keys()))):
-            return None  # a Python file added or removed
+        if not all(map(_scanned, beyond)):
+            return None  # a Python file removed
+        added = [module for module in project.modules if module.display not in files and not _scanned(module.display)]
         listed = [module for module in project.modules if module.display in files]
         if not all(files[module.display].identity in identities(module) for module in listed):
             return None  # a file reported now that the record read only for its facts
@@ -210,19 +223,31 @@ class Engine:
         cache = self._cache_for(project)
         assert cache is not None, "a project with a last run has a cache"
         self._analyze_modules([(module, cache) for module in changed])
+        module_names = ModuleNames(recorded.modules)
+        added_facts = [(module, facts) for module in added if (facts := self._analyze(module).facts) is not None]
+        if len(added_facts) < len(added) or (added and not added_unnamed(project, added_facts, recorded, module_names, self.settings.entry_points)):
+            return None
+        absent_before = {id(module): absent(facts) for module, facts in added_facts}
         versions = []
         for module in changed:
-            # A launch script's or config's scan, never cached, has no facts in any version.
-            before = self._analyze(module) if _scanned(module.display) else cache.load(module.display, files[module.display].identity, files[module.display].digest)
+            after = self._analyze(module)
+            before: FileAnalysis | None
+            if id(module) in absent_before:
+                before = replace(after, facts=absent_before[id(module)])
+            elif _scanned(module.display):  # a launch script's or config's scan, never cached, has no facts in any version
+                before = self._analyze(module)
+            else:
+                before = cache.load(module.display, files[module.display].identity, files[module.display].digest)
             if before is None:
                 return None
-            versions.append((before, self._analyze(module)))
+            versions.append((before, after))
         facts_of = facts_by_module(project, files, cache, ((module, *version) for module, version in zip(changed, versions)))
-        module_names = ModuleNames(recorded.modules)
         imports_alike = partial(imports_unseen, project, changed, module_names, facts_of)
-        moves = seen_by_the_pass(versions, recorded, module_names, partial(named_elsewhere, project, changed), facts_of, imports_alike)
+        added_names = frozenset(module.identity.name for module in added)
+        moves = seen_by_the_pass(versions, recorded, module_names, partial(named_elsewhere, project, changed), facts_of, imports_alike, added_names)
         if moves is None:
             return None
+        verdicts = {**recorded.verdicts, **self._unreached_verdicts(added_facts)}
         # The pass's findings where lines moved, and those naming such lines, move with them.
         moved = {module: lines for module, lines in zip(changed, moves) if lines is not None}
         displays = {module.display for module in changed}
@@ -232,7 +257,7 @@ class Engine:
             return None
         for module in changed:
             if module.report:
-                judged = self._module_findings(module, program_findings, recorded.verdicts)
+                judged = self._module_findings(module, program_findings, verdicts)
                 if judged is None:
                     return None  # a finding the program model was not asked about
                 found.extend(judged)
@@ -247,12 +272,26 @@ class Engine:
                     findings=found,
                     files=files,
                     program_findings=program_findings,
+                    verdicts=verdicts,
                     analyses=cache_entries(project, cache),
+                    modules=recorded.modules | added_names,
                     function_names=names,
                     method_modules=methods,
                 )
             )
         return found
+
+    def _unreached_verdicts(self, modules: Iterable[tuple[SourceModule, ModuleFacts]]) -> dict[_Question, bool]:
+        """The verdicts on the questions of the modules' local findings, where no program reaches them."""
+        from repro_lint.program.model import unreached_verdict  # the model loads LibCST, which a run answered from its record never does
+
+        verdicts: dict[_Question, bool] = {}
+        for module, facts in modules:
+            for finding in self._analyze(module).findings:
+                question = _question(finding, module)
+                if question is not None:
+                    verdicts[question] = unreached_verdict(facts.path, question[2], question[3])
+        return verdicts
 
     def _declared(self, project: Project, entries: Iterable[str]) -> Declared:
         return declared(project.root, entries, self.settings.target_torch_version)
@@ -341,6 +380,7 @@ class Engine:
                     model.calls.worker_only,
                     model.checkpointing,
                     model.dispatch_scopes,
+                    model.importers_read,
                     outlined,
                 )
             )

@@ -4,6 +4,7 @@ project pass could see the change at all, and whether findings of the pass point
 from __future__ import annotations
 
 import ast
+import fnmatch
 import re
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
@@ -24,6 +25,7 @@ from repro_lint.facts.shift import (
     calls_of,
     imports_set_apart,
     moved_lines,
+    unnamed,
     unseen_functions,
     without_calls,
     without_imports,
@@ -45,6 +47,7 @@ def seen_by_the_pass(
     named_elsewhere: Callable[[Sequence[Mapping[str, Naming]]], bool],
     facts_of: Callable[[str, bool], ModuleFacts | None],
     imports_unseen: Callable[[Sequence[ImportChange]], bool],
+    added: Collection[str] = frozenset(),
 ) -> list[dict[int, int] | None] | None:
     """How the project pass sees the changes to the changed files, each from its analysis before to
     the one after; None where it may see one. For each file: None where it sees nothing; else only
@@ -57,7 +60,9 @@ def seen_by_the_pass(
     text may name those functions, finds no other place naming one. So are imports of project
     modules added or removed, and the names they bind, where `imports_unseen` finds the pass reads
     them alike. `facts_of` gives a project module's facts before the changes (False) or after (True):
-    what a call names there tells whether it denotes anything the pass sees."""
+    what a call names there tells whether it denotes anything the pass sees. The modules `added`
+    (`added_unnamed`: nothing names them) changed from no facts at all, less what the pass reads of a
+    module only through names (`unnamed`)."""
     moves: list[dict[int, int] | None] = []
     differing: dict[int, tuple[ModuleFacts, ModuleFacts, EntryFixFacts | None, EntryFixFacts | None]] = {}
     # A call `obj.summary()` may reach a method `summary` added now, which the record does not name.
@@ -85,6 +90,8 @@ def seen_by_the_pass(
                 replace(without_imports(without_calls(facts, inert), names.outside), fix=None, arguments=_read_arguments(facts, chosen))
                 for facts, inert in ((old, inert_before), (new, inert_after))
             )
+            if new.module in added:
+                kept_old, kept_new = unnamed(kept_old), unnamed(kept_new)
             differing[len(moves)] = (kept_old, kept_new, old.fix, new.fix)
         moves.append(None)
     if not differing:
@@ -117,6 +124,42 @@ def seen_by_the_pass(
     if imports_changed and not imports_unseen(imports_changed):
         return None
     return moves
+
+
+def added_unnamed(
+    project: Project, added: Sequence[tuple[SourceModule, ModuleFacts]], recorded: RecordedRun, names: ModuleNames, entry_points: Iterable[str]
+) -> bool:
+    """Whether the modules added are in no program, whatever their facts but the few that make a
+    module an entry point of its own (a main guard, training when it loads; `seen_by_the_pass`
+    compares those): each has a new name, is a plain module (not a package's `__init__`, not a
+    notebook) the `entry-points` setting does not name, and imports no module whose importers the
+    pass reads (`RecordedRun.importers_read`); and no other file holds as a word the last part of its
+    name, nor a part no module's name had (so nothing imports it or names what it defines, and every
+    name resolves as it did). Files not read in this run are read for it, once, as bytes, and not kept."""
+    patterns = tuple(entry_points)
+    known_parts = {part for name in recorded.modules for part in name.split(".")}
+    words: set[str] = set()
+    for module, facts in added:
+        name = module.identity.name
+        if module.identity.is_package or name in recorded.modules or not module.display.endswith(".py"):
+            return False
+        if any(fnmatch.fnmatch(facts.path, pattern) for pattern in patterns):
+            return False
+        if any(names.resolve(imported, name) in recorded.importers_read for imported in (*facts.imports, *facts.star_imports)):
+            return False
+        parts = name.split(".")
+        words.update(part for part in parts[:-1] if part not in known_parts)
+        words.add(parts[-1])
+    if not all(word.isascii() for word in words):
+        return False  # searched for as ASCII bytes in files of any encoding
+    holds_one = _holds_a_word(sorted(words))
+    ours = {id(module) for module, _ in added}
+    for other in project.modules:
+        if id(other) not in ours:
+            data = other.raw()
+            if data is None or holds_one(data):
+                return False
+    return True
 
 
 # Events the pass reads in every function, reached or not: a seed after a draw in the same body

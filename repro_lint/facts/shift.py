@@ -79,6 +79,20 @@ def without_calls(facts: ModuleFacts, left_out: Callable[[CallFact], bool]) -> M
     )
 
 
+def absent(facts: ModuleFacts) -> ModuleFacts:
+    """The facts of the module before it was added: no code, nothing defined, nothing imported."""
+    from repro_lint.facts.module_facts import ModuleFacts  # see TYPE_CHECKING above
+
+    return ModuleFacts(facts.module, facts.path, facts.is_package, (), (), (), None, (), False, ())
+
+
+def unnamed(facts: ModuleFacts) -> ModuleFacts:
+    """The facts less what the pass reads of a module only where some code names it: the names it
+    binds and imports (through which other modules' names resolve) and its classes (which calls
+    reach by their names, and programs through their modules)."""
+    return replace(facts, imports=(), bindings=(), star_imports=(), classes=())
+
+
 def without_imports(facts: ModuleFacts, outside: Callable[[str], bool]) -> ModuleFacts:
     """The facts less the imports of modules `outside` picks, and the names bound to nothing else
     (`import math`, `from typing import Any`, `from math import *`)."""

@@ -109,6 +109,14 @@ class ProjectModel:
             for scope in (*facts.dispatches_on_load, *(scope for function in facts.functions for scope in function.dispatches))
         )
 
+    @property
+    def importers_read(self) -> frozenset[str]:
+        """The modules whose importers the pass reads: the entry points (one a module imports may
+        stop being one) and those importing, transitively, a module whose module-level code may
+        train (a module importing one may train when it loads, and be an entry point). A module
+        added that imports none of them, and that nothing imports, is in no program (engine/last_run.py)."""
+        return frozenset(program.entry.module for program in self.programs) | self._importing_training_loaders
+
     # Modules and imports -------------------------------------------------------------------------
 
     def resolve_module(self, name: str, importer: str | None = None) -> str | None:
@@ -450,7 +458,7 @@ class ProjectModel:
         reaching = list(self.programs_reaching(module))
         if reaching:
             return not any(program.trains for program in reaching)
-        return _is_test_module(self.modules[module].path)
+        return is_test_module(self.modules[module].path)
 
     def reachable_functions(self, program: Program) -> frozenset[str]:
         """Project functions that may run when `program` runs."""
@@ -539,6 +547,13 @@ def reached_by_name(method: str) -> bool:
     return method.startswith("__") or method in IMPLICIT_METHODS or method == _SET_EPOCH
 
 
+def unreached_verdict(path: str, training_only: bool, condition: Collection[str]) -> bool:
+    """The verdict on a local finding's question in the module at `path` where no program reaches
+    it: what `only_reached_by_non_training_programs` (a test module's code counts as not training)
+    and `reached_by_program_where` (no program meets a condition) then give."""
+    return not (training_only and is_test_module(path)) and not condition
+
+
 def is_inert(
     call: CallFact, module: str, names: ModuleNames, function_names: Collection[str], facts_of: Callable[[str], ModuleFacts | None] | None = None
 ) -> bool:
@@ -559,6 +574,7 @@ def is_inert(
     )
 
 
-def _is_test_module(path: str) -> bool:
+def is_test_module(path: str) -> bool:
+    """A test's module by its path (`test_*.py`, `*_test.py`, `conftest.py`, under `tests/`)."""
     name = path.rpartition("/")[2]
     return name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py" or "/tests/" in f"/{path}"
