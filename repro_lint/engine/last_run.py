@@ -152,14 +152,7 @@ def added_unnamed(
         words.add(parts[-1])
     if not all(word.isascii() for word in words):
         return False  # searched for as ASCII bytes in files of any encoding
-    holds_one = _holds_a_word(sorted(words))
-    ours = {id(module) for module, _ in added}
-    for other in project.modules:
-        if id(other) not in ours:
-            data = other.raw()
-            if data is None or holds_one(data):
-                return False
-    return True
+    return not _held_elsewhere(project, words, {id(module) for module, _ in added})
 
 
 # Events the pass reads in every function, reached or not: a seed after a draw in the same body
@@ -321,13 +314,14 @@ def named_elsewhere(project: Project, changed: Sequence[SourceModule], namings: 
             for name, (defining, calls) in naming.items():
                 if not any(number in lines for lines in defining) and len(words[name].findall(line)) > calls.get(number, 0) + imported[name].get(number, 0):
                     return True
-    holds_one = _holds_a_word(names)
-    for other in project.modules:
-        if id(other) not in searched:
-            data = other.raw()
-            if data is None or holds_one(data):
-                return True
-    return False
+    return _held_elsewhere(project, names, searched)
+
+
+def _held_elsewhere(project: Project, words: Collection[str], skipped: Collection[int]) -> bool:
+    """Whether a file of the project but those `skipped` (by identity) holds one of the ASCII `words`
+    as a word, or cannot be read."""
+    holds_one = _holds_a_word(sorted(words))
+    return any((data := other.raw()) is None or holds_one(data) for other in project.modules if id(other) not in skipped)
 
 
 def _holds_a_word(names: Sequence[str]) -> Callable[[bytes], bool]:
