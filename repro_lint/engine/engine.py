@@ -28,10 +28,10 @@ from repro_lint.engine.closure import needed
 from repro_lint.engine.fixes import MAX_FIX_ROUNDS, applicable, apply_fixes
 from repro_lint.engine.heap import collector_paused, freed_memory_returned, kept_out_of_collections
 from repro_lint.engine.last_run import (
-    added_unnamed,
     defined_names,
     facts_by_module,
     imports_unseen,
+    in_no_program,
     moved_along,
     named_elsewhere,
     seen_by_the_pass,
@@ -40,7 +40,7 @@ from repro_lint.engine.last_run import (
 from repro_lint.engine.modules import Project, SourceModule, cache_entries, cache_identity, cached, failure, has_failed, identities, project_display
 from repro_lint.engine.progress import MIN_FILES, Progress
 from repro_lint.engine.workers import Task, analyse_all
-from repro_lint.facts.shift import absent
+from repro_lint.facts.shift import absent, read_by_name_otherwise
 from repro_lint.program.declared import VERSION_SHOWN_BY, Declared, declared
 from repro_lint.program.module_names import ModuleNames
 from repro_lint.rules.base import ProgramRule, Rule
@@ -224,16 +224,13 @@ class Engine:
         assert cache is not None, "a project with a last run has a cache"
         self._analyze_modules([(module, cache) for module in changed])
         module_names = ModuleNames(recorded.modules)
-        added_facts = [(module, facts) for module in added if (facts := self._analyze(module).facts) is not None]
-        if len(added_facts) < len(added) or (added and not added_unnamed(project, added_facts, recorded, module_names, self.settings.entry_points)):
-            return None
-        absent_before = {id(module): absent(facts) for module, facts in added_facts}
+        added_ids = {id(module) for module in added}
         versions = []
         for module in changed:
             after = self._analyze(module)
             before: FileAnalysis | None
-            if id(module) in absent_before:
-                before = replace(after, facts=absent_before[id(module)])
+            if id(module) in added_ids:
+                before = replace(after, facts=absent(after.facts)) if after.facts is not None else None
             elif _scanned(module.display):  # a launch script's or config's scan, never cached, has no facts in any version
                 before = self._analyze(module)
             else:
@@ -241,13 +238,23 @@ class Engine:
             if before is None:
                 return None
             versions.append((before, after))
+        # The modules added, and those whose names, imports or classes changed or whose findings ask
+        # what the model was not asked: the pass reads them alike where no program reaches them.
+        candidates = [
+            (module, None if id(module) in added_ids else before.facts, after.facts)
+            for module, (before, after) in zip(changed, versions)
+            if before.facts is not None and after.facts is not None
+            and (id(module) in added_ids or read_by_name_otherwise(before.facts, after.facts) or self._asks_anew(module, recorded.verdicts))
+        ]
+        unreached = in_no_program(project, candidates, recorded, module_names, self.settings.entry_points) if candidates else frozenset()
+        if not all(module.identity.name in unreached for module in added):
+            return None
         facts_of = facts_by_module(project, files, cache, ((module, *version) for module, version in zip(changed, versions)))
         imports_alike = partial(imports_unseen, project, changed, module_names, facts_of)
-        added_names = frozenset(module.identity.name for module in added)
-        moves = seen_by_the_pass(versions, recorded, module_names, partial(named_elsewhere, project, changed), facts_of, imports_alike, added_names)
+        moves = seen_by_the_pass(versions, recorded, module_names, partial(named_elsewhere, project, changed), facts_of, imports_alike, unreached)
         if moves is None:
             return None
-        verdicts = {**recorded.verdicts, **self._unreached_verdicts(added_facts)}
+        verdicts = {**recorded.verdicts, **self._unreached_verdicts((module, after) for module, _, after in candidates if module.identity.name in unreached)}
         # The pass's findings where lines moved, and those naming such lines, move with them.
         moved = {module: lines for module, lines in zip(changed, moves) if lines is not None}
         displays = {module.display for module in changed}
@@ -274,7 +281,7 @@ class Engine:
                     program_findings=program_findings,
                     verdicts=verdicts,
                     analyses=cache_entries(project, cache),
-                    modules=recorded.modules | added_names,
+                    modules=recorded.modules | {module.identity.name for module in added},
                     function_names=names,
                     method_modules=methods,
                 )
@@ -292,6 +299,10 @@ class Engine:
                 if question is not None:
                     verdicts[question] = unreached_verdict(facts.path, question[2], question[3])
         return verdicts
+
+    def _asks_anew(self, module: SourceModule, verdicts: Mapping[_Question, bool]) -> bool:
+        """Whether a local finding of the module asks the program model what `verdicts` do not answer."""
+        return any((question := _question(finding, module)) is not None and question not in verdicts for finding in self._analyze(module).findings)
 
     def _declared(self, project: Project, entries: Iterable[str]) -> Declared:
         return declared(project.root, entries, self.settings.target_torch_version)

@@ -47,7 +47,7 @@ def seen_by_the_pass(
     named_elsewhere: Callable[[Sequence[Mapping[str, Naming]]], bool],
     facts_of: Callable[[str, bool], ModuleFacts | None],
     imports_unseen: Callable[[Sequence[ImportChange]], bool],
-    added: Collection[str] = frozenset(),
+    unreached: Collection[str] = frozenset(),
 ) -> list[dict[int, int] | None] | None:
     """How the project pass sees the changes to the changed files, each from its analysis before to
     the one after; None where it may see one. For each file: None where it sees nothing; else only
@@ -60,9 +60,9 @@ def seen_by_the_pass(
     text may name those functions, finds no other place naming one. So are imports of project
     modules added or removed, and the names they bind, where `imports_unseen` finds the pass reads
     them alike. `facts_of` gives a project module's facts before the changes (False) or after (True):
-    what a call names there tells whether it denotes anything the pass sees. The modules `added`
-    (`added_unnamed`: nothing names them) changed from no facts at all, less what the pass reads of a
-    module only through names (`unnamed`)."""
+    what a call names there tells whether it denotes anything the pass sees. The modules no program
+    reaches (`unreached`: `in_no_program`) are compared less what the pass reads of a module only
+    through names (`unnamed`); one added, as a change from a module without code."""
     moves: list[dict[int, int] | None] = []
     differing: dict[int, tuple[ModuleFacts, ModuleFacts, EntryFixFacts | None, EntryFixFacts | None]] = {}
     # A call `obj.summary()` may reach a method `summary` added now, which the record does not name.
@@ -90,7 +90,7 @@ def seen_by_the_pass(
                 replace(without_imports(without_calls(facts, inert), names.outside), fix=None, arguments=_read_arguments(facts, chosen))
                 for facts, inert in ((old, inert_before), (new, inert_after))
             )
-            if new.module in added:
+            if new.module in unreached:
                 kept_old, kept_new = unnamed(kept_old), unnamed(kept_new)
             differing[len(moves)] = (kept_old, kept_new, old.fix, new.fix)
         moves.append(None)
@@ -126,33 +126,60 @@ def seen_by_the_pass(
     return moves
 
 
-def added_unnamed(
-    project: Project, added: Sequence[tuple[SourceModule, ModuleFacts]], recorded: RecordedRun, names: ModuleNames, entry_points: Iterable[str]
-) -> bool:
-    """Whether the modules added are in no program, whatever their facts but the few that make a
-    module an entry point of its own (a main guard, training when it loads; `seen_by_the_pass`
-    compares those): each has a new name, is a plain module (not a package's `__init__`, not a
-    notebook) the `entry-points` setting does not name, and imports no module whose importers the
-    pass reads (`RecordedRun.importers_read`); and no other file holds as a word the last part of its
-    name, nor a part no module's name had (so nothing imports it or names what it defines, and every
-    name resolves as it did). Files not read in this run are read for it, once, as bytes, and not kept."""
+def in_no_program(
+    project: Project,
+    changed: Sequence[tuple[SourceModule, ModuleFacts | None, ModuleFacts]],
+    recorded: RecordedRun,
+    names: ModuleNames,
+    entry_points: Iterable[str],
+) -> frozenset[str]:
+    """Of the changed modules, each with its facts before (None where it is added) and after, those
+    in no program in either version, whatever their facts but the few that make a module an entry
+    point of its own (a main guard, code running when it loads that the pass sees), which
+    `seen_by_the_pass` compares. Such a module is a plain module (not a package's `__init__`, not a
+    notebook), which no program's walk may name: one added has a new name the `entry-points` setting
+    does not name; one that was there was no entry point (`RecordedRun.entries`, known where program
+    rules ran) and imports nothing whose importers the pass reads (`RecordedRun.importers_read`: an
+    entry point only while nothing imports it, or a module whose module-level code may train,
+    transitively); the imports it adds reach none of those modules; and
+    no file holds as a word the last part of its name, nor a part no module's name had, but such
+    modules (so nothing imports it or names what it defines, and every name resolves as it did).
+    Files not read in this run are read for it, once, as bytes, and not kept."""
     patterns = tuple(entry_points)
     known_parts = {part for name in recorded.modules for part in name.split(".")}
-    words: set[str] = set()
-    for module, facts in added:
+    words: dict[str, set[str]] = {}  # by module name
+    for module, before, after in changed:
         name = module.identity.name
-        if module.identity.is_package or name in recorded.modules or not module.display.endswith(".py"):
-            return False
-        if any(fnmatch.fnmatch(facts.path, pattern) for pattern in patterns):
-            return False
-        if any(names.resolve(imported, name) in recorded.importers_read for imported in (*facts.imports, *facts.star_imports)):
-            return False
+        if module.identity.is_package or not module.display.endswith(".py"):
+            continue
+        if before is None:
+            if name in recorded.modules or any(fnmatch.fnmatch(after.path, pattern) for pattern in patterns):
+                continue
+        elif recorded.entries is None or before.path in recorded.entries or name in recorded.importers_read:
+            continue
+        imported = {*after.imports, *after.star_imports} - ({*before.imports, *before.star_imports} if before is not None else set())
+        if any(names.resolve(each, name) in recorded.importers_read for each in imported):
+            continue
         parts = name.split(".")
-        words.update(part for part in parts[:-1] if part not in known_parts)
-        words.add(parts[-1])
-    if not all(word.isascii() for word in words):
-        return False  # searched for as ASCII bytes in files of any encoding
-    return not _held_elsewhere(project, words, {id(module) for module, _ in added})
+        words[name] = {parts[-1], *(part for part in parts[:-1] if part not in known_parts)}
+    if not words or not all(word.isascii() for found in words.values() for word in found):
+        return frozenset()  # searched for as ASCII bytes in files of any encoding
+    every_word = sorted(set().union(*words.values()))
+    pattern = re.compile(rb"(?<!\w)(?:%s)(?!\w)" % b"|".join(re.escape(word.encode()) for word in every_word), re.ASCII)
+    held: dict[str, set[str]] = {}  # by module name, the words the text of each candidate holds
+    for other in project.modules:
+        data = other.raw()
+        found = {match.decode() for match in pattern.findall(data)} if data is not None else set(every_word)
+        if other.identity.name in words:
+            held[other.identity.name] = found
+        elif found:
+            words = {name: own for name, own in words.items() if own.isdisjoint(found)}
+    # A candidate named by another is in no program only where that one is in none.
+    while True:
+        kept = {name: own for name, own in words.items() if all(own.isdisjoint(held[other]) for other in held if other not in words)}
+        if len(kept) == len(words):
+            return frozenset(kept)
+        words = kept
 
 
 # Events the pass reads in every function, reached or not: a seed after a draw in the same body

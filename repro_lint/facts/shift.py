@@ -93,6 +93,11 @@ def unnamed(facts: ModuleFacts) -> ModuleFacts:
     return replace(facts, imports=(), bindings=(), star_imports=(), classes=())
 
 
+def read_by_name_otherwise(old: ModuleFacts, new: ModuleFacts) -> bool:
+    """Whether two versions of a module's facts differ in what `unnamed` leaves out."""
+    return (old.imports, old.bindings, old.star_imports, old.classes) != (new.imports, new.bindings, new.star_imports, new.classes)
+
+
 def without_imports(facts: ModuleFacts, outside: Callable[[str], bool]) -> ModuleFacts:
     """The facts less the imports of modules `outside` picks, and the names bound to nothing else
     (`import math`, `from typing import Any`, `from math import *`)."""

@@ -111,11 +111,13 @@ class ProjectModel:
 
     @property
     def importers_read(self) -> frozenset[str]:
-        """The modules whose importers the pass reads: the entry points (one a module imports may
-        stop being one) and those importing, transitively, a module whose module-level code may
-        train (a module importing one may train when it loads, and be an entry point). A module
-        added that imports none of them, and that nothing imports, is in no program (engine/last_run.py)."""
-        return frozenset(program.entry.module for program in self.programs) | self._importing_training_loaders
+        """The modules whose importers the pass reads: the entry points that are so only while
+        nothing imports them, and those importing, transitively, a module whose module-level code
+        may train (a module importing one may train when it loads, and be an entry point). A module
+        that imports none of them, and that nothing imports, is in no program but its own
+        (engine/last_run.py)."""
+        entries = (program.entry.module for program in self.programs)
+        return frozenset(module for module in entries if not self._entry_of_itself(module)) | self._importing_training_loaders
 
     # Modules and imports -------------------------------------------------------------------------
 
@@ -220,12 +222,15 @@ class ProjectModel:
         """A module run as a program: one with a main guard, a notebook, one the `entry-points`
         setting names, or one that trains when run and that no project module imports (an imported
         module's top-level code runs as part of its importer's program, which is the entry point)."""
+        return self._entry_of_itself(module) or (module not in self._imported and self.module_trains_on_load(module))
+
+    def _entry_of_itself(self, module: str) -> bool:
+        """An entry point whatever imports it: a module with a main guard, a notebook, one the
+        `entry-points` setting names."""
         facts = self.modules[module]
         if facts.main_guard_line is not None or facts.path.endswith(".ipynb"):
             return True
-        if any(fnmatch.fnmatch(facts.path, pattern) for pattern in self._entry_point_globs):
-            return True
-        return module not in self._imported and self.module_trains_on_load(module)
+        return any(fnmatch.fnmatch(facts.path, pattern) for pattern in self._entry_point_globs)
 
     @cached_property
     def _imported(self) -> frozenset[str]:
