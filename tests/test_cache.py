@@ -1378,9 +1378,10 @@ def test_random_function_edits_give_what_an_uncached_run_gives(project, monkeypa
     _cached_runs_agree(root, monkeypatch, edit)
 
 
-# Modules added, tests and helpers of the programs, among edits making one part of a program: findings
-# the model judges, code that runs when a module loads, a main guard, an import of the program without
-# one, of the module the program tries to import, of a module added before.
+# Modules added, tests and helpers of the programs, and edits of a test module, among edits making one
+# part of a program: findings the model judges, code that runs when a module loads, a main guard, an
+# import of the program without one, of the module the program tries to import, of a module added
+# before.
 _MODULES_ADDED = (
     "from models.net import build\n\n\ndef test_{name}():\n    assert build() is not None\n",
     "import torch\n\n\ndef fast_{name}():\n    torch.backends.cudnn.benchmark = True\n",
@@ -1389,12 +1390,13 @@ _MODULES_ADDED = (
     "import torch\n\nif __name__ == '__main__':\n    torch.nn.Linear(2, 2)(torch.rand(2)).sum().backward()\n",
     "import scripts.quick\n",
     "import {before}\n",
+    "import train\n",
 )
-_ADDED_AS = ("test_{number}.py", "helper_{number}.py", "tools/check_{number}.py", "fast_test.py")
+_ADDED_AS = ("test_{number}.py", "helper_{number}.py", "tools/check_{number}.py", "fast_test.py", "test_models.py")
 
 
 def test_random_modules_added_give_what_an_uncached_run_gives(project, monkeypatch):
-    root = project(WITH_OPTIONAL)
+    root = project(WITH_TESTS)
     (root / "tools").mkdir()
     added: list[str] = ["models.net"]
 
@@ -1406,7 +1408,9 @@ def test_random_modules_added_give_what_an_uncached_run_gives(project, monkeypat
         relative = chosen.choice(_ADDED_AS).format(number=number)
         if relative == "fast_test.py":
             text = _BENCHMARKED  # the speed-up the program tries to import
-        if not (root / relative).exists():
+        if relative == "test_models.py":
+            _append(root, relative, f"\n\n{text}")
+        elif not (root / relative).exists():
             (root / relative).write_text(text)
             added.append(relative.removesuffix(".py").replace("/", "."))
         return f"{relative}: {text}"
