@@ -2,7 +2,7 @@
 cached run with an uncached one: a differential test of the last run's record on real edits, and how
 many of them it answers without running the project pass.
 
-    python benchmarks/history.py REPO [--commits 25] [--jobs 2] [--repro-lint PYTHON]
+    python benchmarks/history.py REPO [--commits 25] [--jobs 2] [--repro-lint PYTHON] [--only GLOB]
 
 REPO is a git repository (a clone, or a bare git folder). The last --commits first-parent commits of
 HEAD that change Python files are applied one by one (each changed file written or removed) to a copy
@@ -10,12 +10,15 @@ of the tree at the commit before the first, in a temporary folder: REPO is never
 audit of that tree, each commit is followed by `check --output-format json` with the cache and with
 `--no-cache`. Prints a Markdown row per commit (files it changes, Python among them, whether the two
 reports are identical, whether the project pass ran) and a totals row; exits 1 when two reports differ.
+With --only GLOB, only the commits whose Python files all match GLOB are replayed (`tests/*`: the
+commits changing tests alone); the commits between them are applied, and audited before the next.
 Blobs a partial clone lacks are left out (their count is printed): the tree is then not quite REPO's.
 """
 
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import subprocess
 import sys
 import tempfile
@@ -115,26 +118,40 @@ def _check(python: str, tree: Path, jobs: int, *extra: str) -> tuple[str, bool]:
     return result.stdout, _PASS_RAN in result.stderr
 
 
-def replay(repo: Path, commits: int, jobs: int, python: str) -> tuple[list[Row], int]:
+def replay(repo: Path, commits: int, jobs: int, python: str, only: str | None = None) -> tuple[list[Row], int]:
     git = Git(repo)
     # A root commit has nothing before it to audit.
     logged = [line.split() for line in git("log", "--first-parent", "--format=%H %P", "HEAD", "--", "*.py").splitlines()]
-    chosen = [commit for commit, *parents in logged if parents][:commits][::-1]
+    every = [commit for commit, *parents in logged if parents][::-1]
+    chosen = [commit for commit in every if only is None or _changes_only(git, commit, only)][-commits:]
     if not chosen:
-        sys.exit(f"history: {repo} has no commit changing Python files after its first")
+        sys.exit(f"history: {repo} has no commit changing Python files after its first" + (f" only under {only}" if only else ""))
+    replayed = set(chosen)
     rows = []
     with tempfile.TemporaryDirectory(prefix="history-") as folder:
         tree = Path(folder) / repo.resolve().name
         tree.mkdir()
         git.check_out(f"{chosen[0]}^", tree)
         subprocess.run(["git", "init", "-q", str(tree)], check=True)  # the project's root, as a clone's
-        _check(python, tree, jobs)  # the audit the first commit follows
-        for commit in chosen:
+        audited = False
+        for commit in every[every.index(chosen[0]) : every.index(chosen[-1]) + 1]:
+            if commit not in replayed:  # applied, then audited before the next commit replayed
+                git.apply(commit, tree)
+                audited = False
+                continue
+            if not audited:
+                _check(python, tree, jobs)  # the audit the commit follows
             changed = git.apply(commit, tree)
             cached, pass_ran = _check(python, tree, jobs)
             fresh, _ = _check(python, tree, jobs, "--no-cache")
             rows.append(Row(commit[:10], len(changed), sum(path.endswith(".py") for path in changed), cached == fresh, pass_ran))
+            audited = True  # the cached run was one
     return rows, git.missing
+
+
+def _changes_only(git: Git, commit: str, pattern: str) -> bool:
+    """Whether every Python file `commit` changes matches `pattern` (fnmatch: `*` crosses folders)."""
+    return all(fnmatch.fnmatch(path, pattern) for path in git("diff", "--name-only", f"{commit}^", commit, "--", "*.py").splitlines())
 
 
 def main() -> int:
@@ -143,8 +160,9 @@ def main() -> int:
     parser.add_argument("--commits", type=int, default=25)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--repro-lint", default=sys.executable, help="the Python that runs repro-lint (default: this one)")
+    parser.add_argument("--only", metavar="GLOB", help="replay only the commits whose Python files all match GLOB (`tests/*`); the others are applied")
     args = parser.parse_args()
-    rows, missing = replay(args.repo, args.commits, args.jobs, args.repro_lint)
+    rows, missing = replay(args.repo, args.commits, args.jobs, args.repro_lint, args.only)
     print("| commit | files changed | Python | identical to --no-cache | project pass ran |")
     print("|---|---|---|---|---|")
     for row in rows:

@@ -35,3 +35,21 @@ def test_each_commit_is_replayed_and_the_record_answers_those_the_pass_cannot_se
     # The first commit is the audited tree; the others changing Python are replayed, oldest first.
     assert rows == [["2", "1", "yes", "no"], ["1", "1", "yes", "yes"], ["", "", "2", "1 (answered from the record: 1)"]]
     assert subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True).stdout == ""
+
+
+def test_only_the_commits_changing_the_files_asked_for_are_replayed_on_the_tree_as_it_was(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    _commit(repo, {"train.py": TRAIN}, "first")
+    _commit(repo, {"tests/test_train.py": "import train\n\n\ndef test_main():\n    assert train.main\n"}, "a test added")
+    _commit(repo, {"train.py": TRAIN.replace("def main():\n", "def main():\n    torch.manual_seed(0)\n")}, "seeds: applied, not replayed")
+    _commit(repo, {"tests/test_train.py": "import train\n\n\nclass TestTrain:\n    def test_main(self):\n        assert train.main\n"}, "a test class")
+    command = [sys.executable, str(HISTORY), str(repo), "--commits", "5", "--jobs", "1", "--only", "tests/*"]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    rows = [line.split("|")[1].strip() for line in result.stdout.splitlines()[2:-1]]
+    tested = subprocess.run(["git", "log", "--format=%h", "-n", "3", "--", "tests"], cwd=repo, capture_output=True, text=True).stdout.split()
+    assert [row[:7] for row in rows] == [commit[:7] for commit in tested[::-1]]
+    # Each is answered from the record of an audit of the commit before it, the seed applied there.
+    assert result.stdout.splitlines()[-1].endswith("| 0 (answered from the record: 2) |")
