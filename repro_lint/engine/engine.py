@@ -244,7 +244,7 @@ class Engine:
             (module, None if id(module) in added_ids else before.facts, after.facts)
             for module, (before, after) in zip(changed, versions)
             if before.facts is not None and after.facts is not None
-            and (id(module) in added_ids or read_by_name_otherwise(before.facts, after.facts) or self._asks_anew(module, recorded.verdicts))
+            and (id(module) in added_ids or read_by_name_otherwise(before.facts, after.facts, module_names.outside) or self._asks_anew(module, recorded.verdicts))
         ]
         unreached = in_no_program(project, candidates, recorded, module_names, self.settings.entry_points) if candidates else frozenset()
         if not all(module.identity.name in unreached for module in added):

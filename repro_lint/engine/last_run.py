@@ -174,6 +174,8 @@ def in_no_program(
             held[other.identity.name] = found
         elif found:
             words = {name: own for name, own in words.items() if own.isdisjoint(found)}
+            if not words:
+                return frozenset()  # every one named where a program may reach it
     # A candidate named by another is in no program only where that one is in none.
     while True:
         kept = {name: own for name, own in words.items() if all(own.isdisjoint(held[other]) for other in held if other not in words)}

@@ -93,8 +93,10 @@ def unnamed(facts: ModuleFacts) -> ModuleFacts:
     return replace(facts, imports=(), bindings=(), star_imports=(), classes=())
 
 
-def read_by_name_otherwise(old: ModuleFacts, new: ModuleFacts) -> bool:
-    """Whether two versions of a module's facts differ in what `unnamed` leaves out."""
+def read_by_name_otherwise(old: ModuleFacts, new: ModuleFacts, outside: Callable[[str], bool]) -> bool:
+    """Whether two versions of a module's facts differ in what `unnamed` leaves out, but imports of
+    the modules `outside` picks (see `without_imports`)."""
+    old, new = without_imports(old, outside), without_imports(new, outside)
     return (old.imports, old.bindings, old.star_imports, old.classes) != (new.imports, new.bindings, new.star_imports, new.classes)
 
 
