@@ -1633,3 +1633,14 @@ def test_a_project_pass_after_an_edit_reads_no_file_known_unchanged_but_for_its_
     assert _full(root) == expected
     # train.py for its `noqa` comment, which REP002 judges on the text.
     assert sorted(path for (path,) in read) == [root / "models" / "net.py", root / "train.py"]
+
+
+def test_a_change_to_a_module_a_recorded_program_runs_is_judged_without_searching_the_files(project, monkeypatch):
+    root = project(WITH_LAYERS)
+    _full(root)
+    _edit(root, "models/net.py", "\n\ndef build", "\n\nclass Marker:\n    pass\n\n\ndef build")  # a class: read through names
+    expected = _full(root, use_cache=False)
+    searched = []
+    monkeypatch.setattr("repro_lint.engine.modules.SourceModule.raw", lambda module: searched.append(module.display))
+    assert _full(root) == expected
+    assert searched == []

@@ -147,10 +147,12 @@ def in_no_program(
     Files not read in this run are read for it, once, as bytes, and not kept."""
     patterns = tuple(entry_points)
     known_parts = {part for name in recorded.modules for part in name.split(".")}
+    # What the recorded programs run is in a program, and spares a search of every file.
+    running = {display for program in recorded.programs for display in program.modules}
     words: dict[str, set[str]] = {}  # by module name
     for module, before, after in changed:
         name = module.identity.name
-        if module.identity.is_package or not module.display.endswith(".py"):
+        if module.identity.is_package or not module.display.endswith(".py") or module.display in running:
             continue
         if before is None:
             if name in recorded.modules or any(fnmatch.fnmatch(after.path, pattern) for pattern in patterns):

@@ -95,9 +95,16 @@ def unnamed(facts: ModuleFacts) -> ModuleFacts:
 
 def read_by_name_otherwise(old: ModuleFacts, new: ModuleFacts, outside: Callable[[str], bool]) -> bool:
     """Whether two versions of a module's facts differ in what `unnamed` leaves out, but imports of
-    the modules `outside` picks (see `without_imports`)."""
-    old, new = without_imports(old, outside), without_imports(new, outside)
-    return (old.imports, old.bindings, old.star_imports, old.classes) != (new.imports, new.bindings, new.star_imports, new.classes)
+    the modules `outside` picks (see `without_imports`) and the names binding what the module
+    defines itself (a function added: `unseen_functions` judges those)."""
+
+    def read(facts: ModuleFacts) -> tuple[object, ...]:
+        facts = without_imports(facts, outside)
+        own = f"{facts.module}."
+        bindings = tuple(binding for binding in facts.bindings if binding[1] != (own + binding[0],))
+        return facts.imports, bindings, facts.star_imports, facts.classes
+
+    return read(old) != read(new)
 
 
 def without_imports(facts: ModuleFacts, outside: Callable[[str], bool]) -> ModuleFacts:
