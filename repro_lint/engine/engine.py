@@ -195,8 +195,8 @@ class Engine:
         Facts whose lines moved do too, with the pass's findings in that file and the lines they name
         there moved along (`moved_along`), and so do calls and imports added or removed that the pass
         cannot see, and changes to where fixes would edit the file, where its findings' fixes move
-        along. A module added that is in no program (`added_unnamed`) is a change from no facts.
-        """
+        along. A module that no program reaches before or after (`in_no_program`) is compared less
+        what only names reach; one added, as a change from a module without code."""
         files = recorded.files
         # A record that reports more files than this run answers for its own: a run on the files of a
         # commit after an audit of the whole project, which also read launch scripts and configs

@@ -167,11 +167,11 @@ def in_no_program(
     if not words or not all(word.isascii() for found in words.values() for word in found):
         return frozenset()  # searched for as ASCII bytes in files of any encoding
     every_word = sorted(set().union(*words.values()))
-    pattern = re.compile(rb"(?<!\w)(?:%s)(?!\w)" % b"|".join(re.escape(word.encode()) for word in every_word), re.ASCII)
+    words_in = _words_held(every_word)
     held: dict[str, set[str]] = {}  # by module name, the words the text of each candidate holds
     for other in project.modules:
         data = other.raw()
-        found = {match.decode() for match in pattern.findall(data)} if data is not None else set(every_word)
+        found = words_in(data) if data is not None else set(every_word)
         if other.identity.name in words:
             held[other.identity.name] = found
         elif found:
@@ -345,22 +345,32 @@ def named_elsewhere(project: Project, changed: Sequence[SourceModule], namings: 
             for name, (defining, calls) in naming.items():
                 if not any(number in lines for lines in defining) and len(words[name].findall(line)) > calls.get(number, 0) + imported[name].get(number, 0):
                     return True
-    return _held_elsewhere(project, names, searched)
-
-
-def _held_elsewhere(project: Project, words: Collection[str], skipped: Collection[int]) -> bool:
-    """Whether a file of the project but those `skipped` (by identity) holds one of the ASCII `words`
-    as a word, or cannot be read."""
-    holds_one = _holds_a_word(sorted(words))
-    return any((data := other.raw()) is None or holds_one(data) for other in project.modules if id(other) not in skipped)
+    holds_one = _holds_a_word(names)
+    for other in project.modules:
+        if id(other) not in searched:
+            data = other.raw()
+            if data is None or holds_one(data):
+                return True
+    return False
 
 
 def _holds_a_word(names: Sequence[str]) -> Callable[[bytes], bool]:
     """Whether a file's bytes hold one of the ASCII `names` as a word."""
     encoded = [name.encode() for name in names]
-    any_word = re.compile(rb"(?<!\w)(?:%s)(?!\w)" % b"|".join(map(re.escape, encoded)), re.ASCII)
+    any_word = _as_words(encoded)
     # The substring test first: far quicker than the pattern, and most files hold no name.
     return lambda data: any(name in data for name in encoded) and any_word.search(data) is not None
+
+
+def _words_held(names: Sequence[str]) -> Callable[[bytes], set[str]]:
+    """Which of the ASCII `names` a file's bytes hold as words."""
+    encoded = [name.encode() for name in names]
+    any_word = _as_words(encoded)
+    return lambda data: {word.decode() for word in any_word.findall(data)} if any(name in data for name in encoded) else set()
+
+
+def _as_words(names: Iterable[bytes]) -> re.Pattern[bytes]:
+    return re.compile(rb"(?<!\w)(?:%s)(?!\w)" % b"|".join(map(re.escape, names)), re.ASCII)
 
 
 # A star import (`from models import *`), as bytes, in a file of any encoding; the statement may go on

@@ -83,7 +83,18 @@ def absent(facts: ModuleFacts) -> ModuleFacts:
     """The facts of the module before it was added: no code, nothing defined, nothing imported."""
     from repro_lint.facts.module_facts import ModuleFacts  # see TYPE_CHECKING above
 
-    return ModuleFacts(facts.module, facts.path, facts.is_package, (), (), (), None, (), False, ())
+    return ModuleFacts(
+        module=facts.module,
+        path=facts.path,
+        is_package=facts.is_package,
+        imports=(),
+        bindings=(),
+        star_imports=(),
+        main_guard_line=None,
+        module_calls=(),
+        trains_at_module_level=False,
+        functions=(),
+    )
 
 
 def unnamed(facts: ModuleFacts) -> ModuleFacts:
