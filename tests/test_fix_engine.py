@@ -104,6 +104,19 @@ def test_fixed_text_is_checked_by_cpythons_parser_first(monkeypatch):
     assert not parses("x = " + "(" * 300 + ")" * 300 + "\n")  # too many nested parentheses for CPython
 
 
+
+def test_code_the_compiler_refuses_past_its_parser_is_analysed_and_fixed():
+    """The check before LibCST is CPython's parser and symbol table. What the symbol table alone
+    refuses (a duplicate argument, `nonlocal` at module level) is syntax LibCST reads: the file is
+    analysed, and a fixed text of it still parses."""
+    code = "import torch\ndef f(a, a):\n    pass\nnonlocal x\ntorch.backends.cudnn.benchmark = True\n"
+    only = Settings(select=("REP301",))
+    assert [finding.code for finding in lint_source(code, settings=only)] == ["REP301"]
+    fixed = fix_source(code, settings=only, unsafe=True)
+    assert fixed == code.replace("True", "False") and parses(fixed)
+    assert fix_source(fixed, settings=only, unsafe=True) == fixed
+    assert lint_source(fixed, settings=only) == []
+
 def test_fix_rounds_leave_the_programs_of_the_last_round(project):
     """Each round judges the programs again; the engine keeps the last round's, not every round's."""
     root = project({"train.py": "import torch\ntorch.backends.cudnn.benchmark = True\nif __name__ == '__main__':\n    torch.nn.Linear(2, 2)(torch.ones(2)).sum().backward()\n"})
