@@ -969,6 +969,94 @@ def test_a_module_added_that_the_entry_points_setting_names_runs_the_pass(projec
     assert full() == expected
 
 
+
+def _recorded_files(root):
+    [record] = (root / CACHE_FOLDER).glob("run-*.pickle")
+    return pickle.loads(record.read_bytes())[1].files
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        # Tests calling the programs' functions and building their classes (REP301 there is dropped).
+        (
+            "test_net.py",
+            "import torch\n\nfrom models.net import build, split\n\n\ndef test_build():\n    torch.backends.cudnn.benchmark = True\n"
+            "    assert build()(torch.ones(2)).shape == (2,)\n\n\ndef test_split():\n    assert len(split(range(4))) == 2\n",
+        ),
+        (
+            "test_unit.py",
+            "import unittest\n\nfrom models.net import build\n\n\nclass TestNet(unittest.TestCase):\n    def setUp(self):\n"
+            "        self.model = build()\n\n    def test_forward(self):\n        self.assertEqual(self.model.out_features, 2)\n",
+        ),
+        # REP301 in a module no program reaches, kept while it is there; the only module of a folder.
+        ("speedups.py", _BENCHMARKED),
+        ("tools/check_net.py", "from models.net import build\n\n\ndef check():\n    return build()\n"),
+    ],
+)
+def test_modules_removed_that_no_program_reaches_reuse_the_pass(project, monkeypatch, name, text):
+    """A module removed is a change to a module without code: where no program reached it, its
+    findings go, and the pass is not run. The record then forgets the file."""
+    root = project({**WITH_OPTIONAL, name: text})
+    before = _full(root)
+    (root / name).unlink()
+    if name == "speedups.py":
+        assert [code for path, _, code, _ in before if path.endswith(name)] == ["REP301"]
+    _reuses_the_pass(root, monkeypatch)
+    assert not any(display.endswith(name) for display in _recorded_files(root))
+    _edit(root, "train.py", "# speed", "# speed, measured")
+    _reuses_the_pass(root, monkeypatch)
+
+
+@pytest.mark.parametrize(
+    ("files", "removed"),
+    [
+        # A test calling a helper that a dataset's item method calls too: with the test gone, the
+        # helper runs only in the DataLoader's workers, where its draws are seeded (REP102 goes).
+        ({**WITH_WORKERS, "test_jitter.py": "from data import jitter\n\n\ndef test_jitter():\n    assert jitter(0) >= 0\n"}, "test_jitter.py"),
+        # An entry point of its own: its training program goes, and REP301 in the test module it
+        # imports, then in no program, is dropped.
+        (
+            {
+                **WITH_OPTIONAL,
+                "test_speed.py": _BENCHMARKED,
+                "main_check.py": "import torch\n\nimport test_speed\n\nif __name__ == '__main__':\n    torch.nn.Linear(2, 2)(torch.rand(2)).sum().backward()\n",
+            },
+            "main_check.py",
+        ),
+    ],
+)
+def test_modules_removed_that_a_program_may_reach_run_it(project, monkeypatch, files, removed):
+    root = project(files)
+    before = _full(root)
+    (root / removed).unlink()
+    assert sorted(code for _, _, code, _ in _full(root, use_cache=False)) != sorted(code for path, _, code, _ in before if not path.endswith(removed))
+    _runs_the_pass_again(root, monkeypatch)
+
+
+@pytest.mark.parametrize(
+    ("files", "removed", "answered"),
+    [
+        # A test calling the programs' functions, removed from a test module.
+        (WITH_TESTS, ("test_models.py", "def test_build():\n    assert build() is not None\n"), True),
+        # A test calling the helper of a dataset's item method (REP102 goes, as above).
+        (WITH_WORKERS, ("tests.py", "    def test_len(self):\n        assert len(Noisy()) == 4\n"), True),
+        ({**WITH_WORKERS, "tests.py": WITH_WORKERS["tests.py"] + "\n\ndef test_jitter():\n    assert jitter(0) >= 0\n"}, ("tests.py", "def test_jitter():\n    assert jitter(0) >= 0\n"), False),
+    ],
+)
+def test_functions_removed_that_no_program_reaches(project, monkeypatch, files, removed, answered):
+    """A function removed that nothing calls is judged as one added: the pass reads nothing of it
+    where none of its calls runs a function whose callers the pass reads, or one that a function
+    running only in DataLoader workers calls (which its callers outside the workers take out)."""
+    root = project(files)
+    before = _full(root)
+    _edit(root, removed[0], removed[1], "def test_other():\n    pass\n" if removed[1].startswith("def") else "    def test_other(self):\n        pass\n")
+    if answered:
+        _reuses_the_pass(root, monkeypatch)
+    else:
+        assert _full(root, use_cache=False) != before
+        _runs_the_pass_again(root, monkeypatch)
+
 def _reuses_the_pass(root, monkeypatch):
     """A run now is answered from the record, and gives what a run without the cache gives."""
     expected = _full(root, use_cache=False)
@@ -1378,10 +1466,10 @@ def test_random_function_edits_give_what_an_uncached_run_gives(project, monkeypa
     _cached_runs_agree(root, monkeypatch, edit)
 
 
-# Modules added, tests and helpers of the programs, and edits of a test module, among edits making one
-# part of a program: findings the model judges, code that runs when a module loads, a main guard, an
-# import of the program without one, of the module the program tries to import, of a module added
-# before.
+# Modules added, tests and helpers of the programs, edits of a test module and removals of modules
+# added before, among edits making one part of a program: findings the model judges, code that runs
+# when a module loads, a main guard, an import of the program without one, of the module the program
+# tries to import, of a module added before.
 _MODULES_ADDED = (
     "from models.net import build\n\n\ndef test_{name}():\n    assert build() is not None\n",
     "import torch\n\n\ndef fast_{name}():\n    torch.backends.cudnn.benchmark = True\n",
@@ -1395,7 +1483,7 @@ _MODULES_ADDED = (
 _ADDED_AS = ("test_{number}.py", "helper_{number}.py", "tools/check_{number}.py", "fast_test.py", "test_models.py")
 
 
-def test_random_modules_added_give_what_an_uncached_run_gives(project, monkeypatch):
+def test_random_modules_added_or_removed_give_what_an_uncached_run_gives(project, monkeypatch):
     root = project(WITH_TESTS)
     (root / "tools").mkdir()
     added: list[str] = ["models.net"]
@@ -1405,6 +1493,10 @@ def test_random_modules_added_give_what_an_uncached_run_gives(project, monkeypat
         if chosen.random() < 0.15:  # the program imports the module added last
             _append(root, "train.py", f"\nimport {added[-1]}\n")
             return f"train.py imports {added[-1]}"
+        if chosen.random() < 0.2 and len(added) > 1:  # a module added before is removed
+            removed = added.pop(chosen.randrange(1, len(added)))
+            (root / f"{removed.replace('.', '/')}.py").unlink()
+            return f"{removed} removed"
         relative = chosen.choice(_ADDED_AS).format(number=number)
         if relative == "fast_test.py":
             text = _BENCHMARKED  # the speed-up the program tries to import

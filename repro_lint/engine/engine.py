@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import replace
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from repro_lint.analysis.result import FileAnalysis
@@ -28,6 +29,7 @@ from repro_lint.engine.closure import needed
 from repro_lint.engine.fixes import MAX_FIX_ROUNDS, applicable, apply_fixes
 from repro_lint.engine.heap import collector_paused, freed_memory_returned, kept_out_of_collections
 from repro_lint.engine.last_run import (
+    Change,
     defined_names,
     facts_by_module,
     imports_unseen,
@@ -196,27 +198,30 @@ class Engine:
         there moved along (`moved_along`), and so do calls and imports added or removed that the pass
         cannot see, and changes to where fixes would edit the file, where its findings' fixes move
         along. A module that no program reaches before or after (`in_no_program`) is compared less
-        what only names reach; one added, as a change from a module without code."""
+        what only names reach; one added, as a change from a module without code; one removed, as a
+        change to one."""
         files = recorded.files
         # A record that reports more files than this run answers for its own: a run on the files of a
         # commit after an audit of the whole project, which also read launch scripts and configs
         # (which have no facts). A launch script or config added is one more file without facts.
         displays = {module.display for module in project.modules}
         beyond = files.keys() - displays
-        if not all(map(_scanned, beyond)):
-            return None  # a Python file removed
+        # A Python file removed is judged as a change to a module without code, where no program reaches it.
+        removed = sorted(display for display in beyond if not _scanned(display) and not Path(display).exists())
+        if not all(_scanned(display) or display in removed for display in beyond):
+            return None  # a Python file the record read, which this run does not read
         added = [module for module in project.modules if module.display not in files and not _scanned(module.display)]
         listed = [module for module in project.modules if module.display in files]
         if not all(files[module.display].identity in identities(module) for module in listed):
             return None  # a file reported now that the record read only for its facts
-        same_files = not beyond and all(files[module.display].identity == cache_identity(module) for module in listed)
+        same_files = beyond == set(removed) and all(files[module.display].identity == cache_identity(module) for module in listed)
         changed = [module for module in project.modules if module.display not in files or files[module.display].digest != module.digest]
         if recorded.entries is not None and recorded.declared is not None:
             shown = any(finding.code == VERSION_SHOWN_BY for finding in recorded.program_findings)
             if not self._declared(project, recorded.entries).read_alike(recorded.declared, shown):
                 return None
         reported = {module.display for module in project.modules if module.report}
-        if not changed:
+        if not changed and not removed:
             if None in known and same_files:  # texts read for their hashes: the next run knows them by the files' times
                 last_run.store(replace(recorded, files=last_run.files(module.digest for module in project.modules)))
             return [finding for finding in recorded.findings if finding.path in reported]
@@ -238,23 +243,35 @@ class Engine:
             if before is None:
                 return None
             versions.append((before, after))
+        gone = []
+        for display in removed:
+            before = cache.load(display, files[display].identity, files[display].digest)
+            if before is None or before.facts is None or any(finding.path == display for finding in recorded.program_findings):
+                return None
+            gone.append((before, replace(before, facts=absent(before.facts))))
         # The modules added, and those whose names, imports or classes changed or whose findings ask
         # what the model was not asked: the pass reads them alike where no program reaches them.
         candidates = [
-            (module, None if id(module) in added_ids else before.facts, after.facts)
+            (module, Change(module.identity.name, module.identity.is_package, module.display, None if id(module) in added_ids else before.facts, after.facts))
             for module, (before, after) in zip(changed, versions)
             if before.facts is not None and after.facts is not None
             and (id(module) in added_ids or read_by_name_otherwise(before.facts, after.facts, module_names.outside) or self._asks_anew(module, recorded.verdicts))
         ]
-        unreached = in_no_program(project, candidates, recorded, module_names, self.settings.entry_points) if candidates else frozenset()
-        if not all(module.identity.name in unreached for module in added):
+        changes = [change for _, change in candidates]
+        changes += [Change(before.facts.module, before.facts.is_package, display, before.facts, None) for display, (before, _) in zip(removed, gone)]
+        unreached = in_no_program(project, changes, recorded, module_names, self.settings.entry_points) if changes else frozenset()
+        if not all(module.identity.name in unreached for module in added) or not all(change.name in unreached for change in changes[len(candidates) :]):
             return None
-        facts_of = facts_by_module(project, files, cache, ((module, *version) for module, version in zip(changed, versions)))
+        facts_of = facts_by_module(
+            project, files, cache, [*((module.identity.name, *version) for module, version in zip(changed, versions)), *((before.facts.module, before, after) for before, after in gone)]
+        )
         imports_alike = partial(imports_unseen, project, changed, module_names, facts_of)
-        moves = seen_by_the_pass(versions, recorded, module_names, partial(named_elsewhere, project, changed), facts_of, imports_alike, unreached)
+        # The removed modules' versions come last: `named_elsewhere` reads the changed modules' texts
+        # with the first, and searches every other file for the names of all.
+        moves = seen_by_the_pass([*versions, *gone], recorded, module_names, partial(named_elsewhere, project, changed), facts_of, imports_alike, unreached)
         if moves is None:
             return None
-        verdicts = {**recorded.verdicts, **self._unreached_verdicts((module, after) for module, _, after in candidates if module.identity.name in unreached)}
+        verdicts = {**recorded.verdicts, **self._unreached_verdicts((module, change.after) for module, change in candidates if change.name in unreached)}
         # The pass's findings where lines moved, and those naming such lines, move with them.
         moved = {module: lines for module, lines in zip(changed, moves) if lines is not None}
         displays = {module.display for module in changed}
@@ -281,7 +298,7 @@ class Engine:
                     program_findings=program_findings,
                     verdicts=verdicts,
                     analyses=cache_entries(project, cache),
-                    modules=recorded.modules | {module.identity.name for module in added},
+                    modules=(recorded.modules - {before.facts.module for before, _ in gone}) | {module.identity.name for module in added},
                     function_names=names,
                     method_modules=methods,
                 )

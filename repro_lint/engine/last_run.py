@@ -11,7 +11,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import replace
 from functools import cache as cache_results
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from repro_lint.analysis.result import FileAnalysis
 from repro_lint.core.findings import Finding
@@ -99,7 +99,7 @@ def seen_by_the_pass(
     from repro_lint.program.model import reached_by_name
 
     assert judges is not None, "built for the first file differing"
-    unreached = partial(_unreached, judges[1], recorded.worker_only | recorded.checkpointing, recorded)
+    unreached = partial(_unreached, judges, recorded.worker_only | recorded.checkpointing, recorded, cache_results(partial(_worker_links, judges[0], recorded)))
     unseen = unseen_functions(((old, new) for old, new, _, _ in differing.values()), partial(_denoting, names), reached_by_name, unreached)
     if unseen is None:
         return None
@@ -126,40 +126,53 @@ def seen_by_the_pass(
     return moves
 
 
+class Change(NamedTuple):
+    """A changed module as `in_no_program` judges it: its name, whether it is a package's
+    `__init__`, its file, and its facts before (None where it is added) and after (None where it is
+    removed)."""
+
+    name: str
+    is_package: bool
+    display: str
+    before: ModuleFacts | None
+    after: ModuleFacts | None
+
+
 def in_no_program(
     project: Project,
-    changed: Sequence[tuple[SourceModule, ModuleFacts | None, ModuleFacts]],
+    changed: Sequence[Change],
     recorded: RecordedRun,
     names: ModuleNames,
     entry_points: Iterable[str],
 ) -> frozenset[str]:
-    """Of the changed modules, each with its facts before (None where it is added) and after, those
-    in no program in either version, whatever their facts but the few that make a module an entry
-    point of its own (a main guard, code running when it loads that the pass sees), which
-    `seen_by_the_pass` compares. Such a module is a plain module (not a package's `__init__`, not a
-    notebook), which no program's walk may name: one added has a new name the `entry-points` setting
-    does not name; one that was there was no entry point (`RecordedRun.entries`, known where program
-    rules ran) and imports nothing whose importers the pass reads (`RecordedRun.importers_read`: an
-    entry point only while nothing imports it, or a module whose module-level code may train,
-    transitively); the imports it adds reach none of those modules; and
-    no file holds as a word the last part of its name, nor a part no module's name had, but such
-    modules (so nothing imports it or names what it defines, and every name resolves as it did).
-    Files not read in this run are read for it, once, as bytes, and not kept."""
+    """Of the changed modules, those in no program in either version, whatever their facts but the
+    few that make a module an entry point of its own (a main guard, code running when it loads that
+    the pass sees), which `seen_by_the_pass` compares. Such a module is a plain module (not a
+    package's `__init__`, not a notebook), which no program's walk may name: one added has a new
+    name the `entry-points` setting does not name; one that was there (changed or removed) was no
+    entry point (`RecordedRun.entries`, known where program rules ran) and imports nothing whose
+    importers the pass reads (`RecordedRun.importers_read`: an entry point only while nothing
+    imports it, or a module whose module-level code may train, transitively); the imports it adds
+    reach none of those modules; and no file holds as a word the last part of its name, nor a part
+    no other module's name has, but such modules (so nothing imports it or names what it defines,
+    and every name resolves as it did). Files not read in this run are read for it, once, as bytes,
+    and not kept."""
     patterns = tuple(entry_points)
-    known_parts = {part for name in recorded.modules for part in name.split(".")}
+    removed = {change.name for change in changed if change.after is None}
+    known_parts = {part for name in recorded.modules if name not in removed for part in name.split(".")}
     # What the recorded programs run is in a program, and spares a search of every file.
     running = {display for program in recorded.programs for display in program.modules}
     words: dict[str, set[str]] = {}  # by module name
-    for module, before, after in changed:
-        name = module.identity.name
-        if module.identity.is_package or not module.display.endswith(".py") or module.display in running:
+    for name, is_package, display, before, after in changed:
+        if is_package or not display.endswith(".py") or display in running:
             continue
         if before is None:
-            if name in recorded.modules or any(fnmatch.fnmatch(after.path, pattern) for pattern in patterns):
+            if after is None or name in recorded.modules or any(fnmatch.fnmatch(after.path, pattern) for pattern in patterns):
                 continue
         elif recorded.entries is None or before.path in recorded.entries or name in recorded.importers_read:
             continue
-        imported = {*after.imports, *after.star_imports} - ({*before.imports, *before.star_imports} if before is not None else set())
+        imported = {*after.imports, *after.star_imports} if after is not None else set()
+        imported -= {*before.imports, *before.star_imports} if before is not None else set()
         if any(names.resolve(each, name) in recorded.importers_read for each in imported):
             continue
         parts = name.split(".")
@@ -192,26 +205,40 @@ _READ_ANYWHERE = frozenset({"seed", "start_method"})
 
 
 def _unreached(
-    calls: UnseenCalls, now_read: frozenset[str], recorded: RecordedRun, facts: ModuleFacts, function: FunctionFacts, beyond: Sequence[CallFact]
+    judges: tuple[UnseenCalls, UnseenCalls],
+    now_read: frozenset[str],
+    recorded: RecordedRun,
+    worker_links: Callable[[], frozenset[str] | None],
+    facts: ModuleFacts,
+    function: FunctionFacts,
+    beyond: Sequence[CallFact],
+    added: bool,
 ) -> bool:
-    """Whether the pass reads nothing of `function`, added to the module of `facts`, which no call
-    reaches (`unseen_functions`) and which makes the calls `beyond` (of others than those it left
-    out): no call choosing at run time what it runs may find it (`dispatch_scopes`), no event of it
-    is read anywhere (`_READ_ANYWHERE`), and no function it calls is one whose callers the pass
-    reads: one running only in DataLoader workers, which a caller outside takes out, where the call
-    runs it before it returns (so does an `obj.method()` a method of its own class of that name,
+    """Whether the pass reads nothing of `function`, added to the module of `facts` or removed from
+    it, which no call reaches (`unseen_functions`) and which makes the calls `beyond` (of others than
+    those it left out), resolved in the version defining it (`judges`: before the changes, after):
+    no call choosing at run time what it runs may find it (`dispatch_scopes`), no event of it is
+    read anywhere (`_READ_ANYWHERE`), and no function it calls is one whose callers the pass reads:
+    one running only in DataLoader workers, which a caller outside takes out, where the call runs it
+    before it returns (so does an `obj.method()` a method of its own class of that name,
     `CallGraph.callers`), nor one running a checkpoint, which it may. Then it reaches no program, and
     a caller the pass reads nothing of, added to functions, changes none of its results. `now_read`:
-    the record's functions of both kinds."""
+    the record's functions of both kinds. A caller taken away may also leave a function running only
+    in workers, where one running only there calls it too: a function removed calls none that such a
+    function links to (`worker_links`, with what the record's `worker_only` run)."""
     if any(function.qualname.startswith(scope + ".") for scope in recorded.dispatch_scopes):
         return False
     if any(event.kind in _READ_ANYWHERE for event in function.events):
         return False
+    calls = judges[1] if added else judges[0]
     owner = function.qualname.rpartition(".")[0]
+    links: set[str] = set()
     for call in beyond:
         if not call.targets:
-            if call.method is not None and f"{owner}.{call.method}" in now_read:
-                return False
+            if call.method is not None:
+                if f"{owner}.{call.method}" in now_read:
+                    return False
+                links.add(f"{owner}.{call.method}")
             continue
         linked = calls.linked(call, facts.module)
         if linked is None:
@@ -219,7 +246,23 @@ def _unreached(
         now, later = linked
         if not now_read.isdisjoint(now) or not recorded.checkpointing.isdisjoint(later):
             return False
+        links.update(now, later)
+    if not added and links:
+        reached = worker_links()
+        return reached is not None and reached.isdisjoint(links)
     return True
+
+
+def _worker_links(judge: UnseenCalls, recorded: RecordedRun) -> frozenset[str] | None:
+    """What the functions running only in DataLoader workers link to, as the pass resolved it; None
+    where one's facts are not known."""
+    found: set[str] = set()
+    for function in recorded.worker_only:
+        links = judge.links_of(function)
+        if links is None:
+            return None
+        found |= links
+    return frozenset(found)
 
 
 def _with_fix_lines(moved: dict[int, int], fix_moved: dict[int, int] | None) -> dict[int, int]:
@@ -272,11 +315,12 @@ def with_methods(method_modules: Mapping[str, frozenset[str]], analyses: Iterabl
 
 
 def facts_by_module(
-    project: Project, files: Mapping[str, RecordedFile], cache: AnalysisCache, versions: Iterable[tuple[SourceModule, FileAnalysis, FileAnalysis]]
+    project: Project, files: Mapping[str, RecordedFile], cache: AnalysisCache, versions: Iterable[tuple[str, FileAnalysis, FileAnalysis]]
 ) -> Callable[[str, bool], ModuleFacts | None]:
     """A project module's facts by its name, before the changes (False: the record's, from the cache)
-    or after (True); None where unknown (no such module, two files of that name, no entry)."""
-    changed = {module.identity.name: (before.facts, after.facts) for module, before, after in versions}
+    or after (True); None where unknown (no such module, two files of that name, no entry). The
+    changed modules' come from `versions`, by module name."""
+    changed = {name: (before.facts, after.facts) for name, before, after in versions}
     displays: dict[str, str | None] = {}
     for module in project.modules:
         displays[module.identity.name] = None if module.identity.name in displays else module.display
@@ -328,7 +372,8 @@ def named_elsewhere(project: Project, changed: Sequence[SourceModule], namings: 
     name could be: in a changed module with a naming of it (its lines defining it, and how many plain
     calls of it each other line makes), outside the lines defining it and more often on a line than
     those calls and the unaliased `from ... import` of it there; in any other file of the project, at
-    all. Files not read in this run are read for it, once for all the names, as bytes, and not kept."""
+    all (the namings past `changed`'s are of modules removed, which have no text). Files not read in
+    this run are read for it, once for all the names, as bytes, and not kept."""
     names = sorted({name for naming in namings for name in naming})
     if not all(name.isascii() for name in names):
         return True  # searched for as ASCII bytes in files of any encoding

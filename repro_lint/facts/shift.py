@@ -5,8 +5,8 @@ The project pass compares a module's lines only with each other (which event com
 function holds a line), so it gives the same results for both versions, but for the positions it
 reports in that module and the lines its messages name there. Calls and imports the pass cannot see
 (of a library's functions and modules: program.is_inert, ModuleNames.outside), and functions added or
-removed that run nothing the pass sees, with the calls that only run them in any module, or added
-where nothing the pass reads runs them, may be left out of both versions first.
+removed that run nothing the pass sees, with the calls that only run them in any module, or added or
+removed where nothing the pass reads runs them, may be left out of both versions first.
 """
 
 from __future__ import annotations
@@ -160,7 +160,7 @@ def unseen_functions(
     changes: Iterable[tuple[ModuleFacts, ModuleFacts]],
     denoting: Callable[[Mapping[str, str], str], Denoted],
     reached_by_name: Callable[[str], bool],
-    unreached: Callable[[ModuleFacts, FunctionFacts, Sequence[CallFact]], bool],
+    unreached: Callable[[ModuleFacts, FunctionFacts, Sequence[CallFact], bool], bool],
 ) -> dict[str, str] | None:
     """The functions that only one version of their module defines, each with the name its module
     binds it to (a method's own; for one defined within another such function, that one's), where
@@ -170,9 +170,9 @@ def unseen_functions(
     chooses nothing to run at run time (`globals()[name]()`) and does not train; and either makes no
     call the pass sees but plain calls of them (`denoting` gives, for these functions and a module,
     which of them a name written there denotes; `self.summary()` denotes the methods named
-    `summary`) and has no events, or is added, and is called only by such functions added, which
-    `unreached` finds the pass reads nothing of, given its module's facts after and its calls but
-    those plain calls. None where one of them is neither.
+    `summary`) and has no events, or is called only by such functions, added or removed, and
+    `unreached` finds the pass reads nothing of it, given the facts of its module's version defining
+    it, its calls but those plain calls, and whether it is added. None where one of them is neither.
 
     The pass reaches a function only through a call or a reference naming it (a method, also through
     `obj.method()` on an object it cannot resolve), and the first kind reach only each other: a call
@@ -201,23 +201,22 @@ def unseen_functions(
             found[function.qualname] = name
             if owner:
                 found[_ANY_METHOD + name] = name
-            defining[function.qualname] = (new, function, any(function is added for added in new.functions))
-    seen: dict[str, tuple[ModuleFacts, FunctionFacts, list[CallFact]]] = {}
-    calling: dict[str, set[str]] = {}  # of the functions added, which call each other one by name
+            added = any(function is defined for defined in new.functions)
+            defining[function.qualname] = (new if added else old, function, added)
+    seen: dict[str, tuple[ModuleFacts, FunctionFacts, list[CallFact], bool]] = {}
+    calling: dict[str, set[str]] = {}  # of the functions added or removed, which call each other one by name
     for facts, function, added in defining.values():
         denoted = denoting(found, facts.module)
         beyond = [call for call in function.calls if not _plain(denoted, call)]
         if beyond or function.events:
-            if not added:
-                return None
-            seen[function.qualname] = (facts, function, beyond)
+            seen[function.qualname] = (facts, function, beyond, added)
         for call in function.calls:
             for name in _denoted_by(denoted, call):
                 calling.setdefault(name, set()).add(function.qualname)
     if not seen:
         return found
-    # A function the pass may see is reached by no call, but of functions added that it may see too:
-    # a function calling one is one of them, and is judged as they are.
+    # A function the pass may see is reached by no call, but of functions added or removed that it
+    # may see too: a function calling one is one of them, and is judged as they are.
     reaching = set(seen)
     pending = list(seen)
     while pending:
@@ -225,18 +224,16 @@ def unseen_functions(
         for caller in calling.get(name, ()):
             if caller not in reaching:
                 facts, function, added = defining[caller]
-                if not added:
-                    return None
                 reaching.add(caller)
                 pending.append(caller)
-                seen.setdefault(caller, (facts, function, []))
+                seen.setdefault(caller, (facts, function, [], added))
     names = {found[name] for name in reaching}
     for _, new in changes:
         denoted = denoting(found, new.module)
         outside = (call for function in new.functions if function.qualname not in reaching for call in function.calls)
         if any(names.intersection(_denoted_by(denoted, call)) for call in (*new.module_calls, *new.main_calls, *outside)):
             return None
-    if not all(unreached(facts, function, beyond) for facts, function, beyond in seen.values()):
+    if not all(unreached(facts, function, beyond, added) for facts, function, beyond, added in seen.values()):
         return None
     return found
 
