@@ -1008,6 +1008,14 @@ def test_modules_removed_that_no_program_reaches_reuse_the_pass(project, monkeyp
     _reuses_the_pass(root, monkeypatch)
 
 
+
+def test_a_test_module_renamed_reuses_the_pass(project, monkeypatch):
+    """A module removed and one added, each in no program."""
+    root = project(WITH_TESTS)
+    _full(root)
+    (root / "test_models.py").rename(root / "test_build.py")
+    _reuses_the_pass(root, monkeypatch)
+
 @pytest.mark.parametrize(
     ("files", "removed"),
     [
