@@ -100,8 +100,10 @@ class RecordedRun:
     # The functions whose callers the pass reads beyond its walks from programs, and where it may
     # reach a function no call names: what tells a function added that nothing reaches from one the
     # pass may read (`CallGraph.worker_only`, `ProjectModel.checkpointing`, `ProjectModel.dispatch_scopes`;
-    # engine/last_run.py).
+    # engine/last_run.py); and the functions the first call, which a function removed may not call
+    # (`CallGraph.worker_links`).
     worker_only: frozenset[str]
+    worker_links: frozenset[str]
     checkpointing: frozenset[str]
     dispatch_scopes: frozenset[str]
     # The modules whose importers the pass reads: what tells a module added that nothing imports from

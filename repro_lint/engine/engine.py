@@ -406,6 +406,7 @@ class Engine:
                     model.chosen_names,
                     model.method_modules,
                     model.calls.worker_only,
+                    model.calls.worker_links,
                     model.checkpointing,
                     model.dispatch_scopes,
                     model.importers_read,

@@ -99,7 +99,7 @@ def seen_by_the_pass(
     from repro_lint.program.model import reached_by_name
 
     assert judges is not None, "built for the first file differing"
-    unreached = partial(_unreached, judges, recorded.worker_only | recorded.checkpointing, recorded, cache_results(partial(_worker_links, judges[0], recorded)))
+    unreached = partial(_unreached, judges, recorded.worker_only | recorded.checkpointing, recorded)
     unseen = unseen_functions(((old, new) for old, new, _, _ in differing.values()), partial(_denoting, names), reached_by_name, unreached)
     if unseen is None:
         return None
@@ -208,7 +208,6 @@ def _unreached(
     judges: tuple[UnseenCalls, UnseenCalls],
     now_read: frozenset[str],
     recorded: RecordedRun,
-    worker_links: Callable[[], frozenset[str] | None],
     facts: ModuleFacts,
     function: FunctionFacts,
     beyond: Sequence[CallFact],
@@ -224,8 +223,8 @@ def _unreached(
     `CallGraph.callers`), nor one running a checkpoint, which it may. Then it reaches no program, and
     a caller the pass reads nothing of, added to functions, changes none of its results. `now_read`:
     the record's functions of both kinds. A caller taken away may also leave a function running only
-    in workers, where one running only there calls it too: a function removed calls none that such a
-    function links to (`worker_links`, with what the record's `worker_only` run)."""
+    in workers, where one running only there calls it too: a function removed calls none of those
+    (`RecordedRun.worker_links`)."""
     if any(function.qualname.startswith(scope + ".") for scope in recorded.dispatch_scopes):
         return False
     if any(event.kind in _READ_ANYWHERE for event in function.events):
@@ -247,22 +246,7 @@ def _unreached(
         if not now_read.isdisjoint(now) or not recorded.checkpointing.isdisjoint(later):
             return False
         links.update(now, later)
-    if not added and links:
-        reached = worker_links()
-        return reached is not None and reached.isdisjoint(links)
-    return True
-
-
-def _worker_links(judge: UnseenCalls, recorded: RecordedRun) -> frozenset[str] | None:
-    """What the functions running only in DataLoader workers link to, as the pass resolved it; None
-    where one's facts are not known."""
-    found: set[str] = set()
-    for function in recorded.worker_only:
-        links = judge.links_of(function)
-        if links is None:
-            return None
-        found |= links
-    return frozenset(found)
+    return added or recorded.worker_links.isdisjoint(links)
 
 
 def _with_fix_lines(moved: dict[int, int], fix_moved: dict[int, int] | None) -> dict[int, int]:

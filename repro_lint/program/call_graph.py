@@ -464,6 +464,13 @@ class CallGraph:
                     stack.append(callee)
         return frozenset(worker)
 
+    @cached_property
+    def worker_links(self) -> frozenset[str]:
+        """The functions that those running only in DataLoader workers resolve calls to: the only ones
+        a caller taken away may leave running only there (`worker_only` takes a function in only
+        from a call of one of them)."""
+        return frozenset(callee for name in self.worker_only for callee in self.links(name)[0])
+
     def calling(self, function: str) -> frozenset[str]:
         """`function` and the project functions whose calls run it, transitively."""
         return self.calling_any((function,))

@@ -122,27 +122,6 @@ class UnseenCalls:
                         (now if method == "__init__" else later).append(name)
         return now, later
 
-    def links_of(self, function: str) -> frozenset[str] | None:
-        """The project functions the calls of `function` (a qualified name) link to (`linked`), and
-        the methods of its own class an `obj.method()` of it may name (`CallGraph.callers` counts it
-        a caller of those); None where its facts are not known or a call's targets may be anything."""
-        found = self._function(function)
-        if found is None:
-            return None
-        module, facts = found
-        owner = function.rpartition(".")[0]
-        links: set[str] = set()
-        for call in facts.calls:
-            if not call.targets:
-                if call.method is not None:
-                    links.add(f"{owner}.{call.method}")
-                continue
-            linked = self.linked(call, module.facts.module)
-            if linked is None:
-                return None
-            links.update(*linked)
-        return frozenset(links)
-
     def _denotes_nothing(self, target: str, module: str) -> bool:
         return self._names.split(target, module) is None or denotes_nothing(target, module, self._names, self._facts_of)
 
