@@ -832,27 +832,26 @@ WITH_OPTIONAL = {
 _BENCHMARKED = "import torch\n\n\ndef fast():\n    torch.backends.cudnn.benchmark = True\n"
 
 
-@pytest.mark.parametrize(
-    ("name", "text"),
-    [
-        # Tests: REP301 in a test module that no program reaches is dropped; they call functions of
-        # the programs, build a class of theirs, and one imports the other.
-        (
-            "test_net.py",
-            "import torch\n\nfrom models.net import build, split\n\n\ndef test_build():\n    torch.backends.cudnn.benchmark = True\n"
-            "    assert build()(torch.ones(2)).shape == (2,)\n\n\ndef test_split():\n    assert len(split(range(4))) == 2\n",
-        ),
-        (
-            "test_unit.py",
-            "import unittest\n\nfrom models.net import build\n\n\nclass TestNet(unittest.TestCase):\n    def setUp(self):\n"
-            "        self.model = build()\n\n    def test_forward(self):\n        self.assertEqual(self.model.out_features, 2)\n",
-        ),
-        # Elsewhere: REP301 in a module no program reaches, kept; in a folder no module had; no code.
-        ("speedups.py", _BENCHMARKED),
-        ("tools/check_net.py", "from models.net import build\n\n\ndef check():\n    return build()\n"),
-        ("models/extra.py", "x = 1\n"),
-    ],
-)
+# Modules no program reaches. Tests: REP301 in a test module that no program reaches is dropped; they
+# call functions of the programs and build a class of theirs. Elsewhere: REP301 in a module no program
+# reaches, kept; the only module of its folder.
+_IN_NO_PROGRAM = [
+    (
+        "test_net.py",
+        "import torch\n\nfrom models.net import build, split\n\n\ndef test_build():\n    torch.backends.cudnn.benchmark = True\n"
+        "    assert build()(torch.ones(2)).shape == (2,)\n\n\ndef test_split():\n    assert len(split(range(4))) == 2\n",
+    ),
+    (
+        "test_unit.py",
+        "import unittest\n\nfrom models.net import build\n\n\nclass TestNet(unittest.TestCase):\n    def setUp(self):\n"
+        "        self.model = build()\n\n    def test_forward(self):\n        self.assertEqual(self.model.out_features, 2)\n",
+    ),
+    ("speedups.py", _BENCHMARKED),
+    ("tools/check_net.py", "from models.net import build\n\n\ndef check():\n    return build()\n"),
+]
+
+
+@pytest.mark.parametrize(("name", "text"), [*_IN_NO_PROGRAM, ("models/extra.py", "x = 1\n")])  # and a module without code
 def test_modules_added_that_no_program_reaches_reuse_the_pass(project, monkeypatch, name, text):
     """A module nothing imports, which is no entry point, is in no program: the pass reads of it what
     it reads of functions added that nothing reaches. The run after it answers edits to it too."""
@@ -975,25 +974,7 @@ def _recorded_files(root):
     return pickle.loads(record.read_bytes())[1].files
 
 
-@pytest.mark.parametrize(
-    ("name", "text"),
-    [
-        # Tests calling the programs' functions and building their classes (REP301 there is dropped).
-        (
-            "test_net.py",
-            "import torch\n\nfrom models.net import build, split\n\n\ndef test_build():\n    torch.backends.cudnn.benchmark = True\n"
-            "    assert build()(torch.ones(2)).shape == (2,)\n\n\ndef test_split():\n    assert len(split(range(4))) == 2\n",
-        ),
-        (
-            "test_unit.py",
-            "import unittest\n\nfrom models.net import build\n\n\nclass TestNet(unittest.TestCase):\n    def setUp(self):\n"
-            "        self.model = build()\n\n    def test_forward(self):\n        self.assertEqual(self.model.out_features, 2)\n",
-        ),
-        # REP301 in a module no program reaches, kept while it is there; the only module of a folder.
-        ("speedups.py", _BENCHMARKED),
-        ("tools/check_net.py", "from models.net import build\n\n\ndef check():\n    return build()\n"),
-    ],
-)
+@pytest.mark.parametrize(("name", "text"), _IN_NO_PROGRAM)
 def test_modules_removed_that_no_program_reaches_reuse_the_pass(project, monkeypatch, name, text):
     """A module removed is a change to a module without code: where no program reached it, its
     findings go, and the pass is not run. The record then forgets the file."""
