@@ -969,9 +969,10 @@ def test_a_module_added_that_the_entry_points_setting_names_runs_the_pass(projec
 
 
 
-def _recorded_files(root):
+def _recorded(root):
+    """The project's last run's record."""
     [record] = (root / CACHE_FOLDER).glob("run-*.pickle")
-    return pickle.loads(record.read_bytes())[1].files
+    return pickle.loads(record.read_bytes())[1]
 
 
 @pytest.mark.parametrize(("name", "text"), _IN_NO_PROGRAM)
@@ -984,7 +985,7 @@ def test_modules_removed_that_no_program_reaches_reuse_the_pass(project, monkeyp
     if name == "speedups.py":
         assert [code for path, _, code, _ in before if path.endswith(name)] == ["REP301"]
     _reuses_the_pass(root, monkeypatch)
-    assert not any(display.endswith(name) for display in _recorded_files(root))
+    assert not any(display.endswith(name) for display in _recorded(root).files)
     _edit(root, "train.py", "# speed", "# speed, measured")
     _reuses_the_pass(root, monkeypatch)
 
@@ -1103,8 +1104,7 @@ def test_a_method_added_is_known_by_name_to_the_runs_after(project, monkeypatch)
     with monkeypatch.context() as patched:
         _forbid_project_pass(patched)
         _full(root)
-    [record] = (root / CACHE_FOLDER).glob("run-*.pickle")
-    _, recorded = pickle.loads(record.read_bytes())
+    recorded = _recorded(root)
     assert "summary" in recorded.function_names and recorded.method_modules["summary"] == {"models.helpers"}
     _edit(root, "train.py", "model = build()", "model = build(); model.summary()")  # no line moves
     _reuses_the_pass(root, monkeypatch)

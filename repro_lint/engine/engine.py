@@ -243,12 +243,14 @@ class Engine:
             if before is None:
                 return None
             versions.append((before, after))
-        gone = []
+        gone: list[tuple[str, FileAnalysis, FileAnalysis]] = []  # by module name, each removed module's versions
+        removed_changes = []
         for display in removed:
             before = cache.load(display, files[display].identity, files[display].digest)
             if before is None or before.facts is None or any(finding.path == display for finding in recorded.program_findings):
                 return None
-            gone.append((before, replace(before, facts=absent(before.facts))))
+            gone.append((before.facts.module, before, replace(before, facts=absent(before.facts))))
+            removed_changes.append(Change(before.facts.module, before.facts.is_package, display, before.facts, None))
         # The modules added, and those whose names, imports or classes changed or whose findings ask
         # what the model was not asked: the pass reads them alike where no program reaches them.
         candidates = [
@@ -257,18 +259,15 @@ class Engine:
             if before.facts is not None and after.facts is not None
             and (id(module) in added_ids or read_by_name_otherwise(before.facts, after.facts, module_names.outside) or self._asks_anew(module, recorded.verdicts))
         ]
-        changes = [change for _, change in candidates]
-        changes += [Change(before.facts.module, before.facts.is_package, display, before.facts, None) for display, (before, _) in zip(removed, gone)]
+        changes = [*(change for _, change in candidates), *removed_changes]
         unreached = in_no_program(project, changes, recorded, module_names, self.settings.entry_points) if changes else frozenset()
-        if not all(module.identity.name in unreached for module in added) or not all(change.name in unreached for change in changes[len(candidates) :]):
+        if not all(module.identity.name in unreached for module in added) or not all(change.name in unreached for change in removed_changes):
             return None
-        facts_of = facts_by_module(
-            project, files, cache, [*((module.identity.name, *version) for module, version in zip(changed, versions)), *((before.facts.module, before, after) for before, after in gone)]
-        )
+        facts_of = facts_by_module(project, files, cache, [*((module.identity.name, *version) for module, version in zip(changed, versions)), *gone])
         imports_alike = partial(imports_unseen, project, changed, module_names, facts_of)
         # The removed modules' versions come last: `named_elsewhere` reads the changed modules' texts
         # with the first, and searches every other file for the names of all.
-        moves = seen_by_the_pass([*versions, *gone], recorded, module_names, partial(named_elsewhere, project, changed), facts_of, imports_alike, unreached)
+        moves = seen_by_the_pass([*versions, *((before, after) for _, before, after in gone)], recorded, module_names, partial(named_elsewhere, project, changed), facts_of, imports_alike, unreached)
         if moves is None:
             return None
         verdicts = {**recorded.verdicts, **self._unreached_verdicts((module, change.after) for module, change in candidates if change.name in unreached)}
@@ -298,7 +297,7 @@ class Engine:
                     program_findings=program_findings,
                     verdicts=verdicts,
                     analyses=cache_entries(project, cache),
-                    modules=(recorded.modules - {before.facts.module for before, _ in gone}) | {module.identity.name for module in added},
+                    modules=(recorded.modules - {name for name, _, _ in gone}) | {module.identity.name for module in added},
                     function_names=names,
                     method_modules=methods,
                 )

@@ -167,7 +167,8 @@ def in_no_program(
         if is_package or not display.endswith(".py") or display in running:
             continue
         if before is None:
-            if after is None or name in recorded.modules or any(fnmatch.fnmatch(after.path, pattern) for pattern in patterns):
+            assert after is not None, "a module added has facts after"
+            if name in recorded.modules or any(fnmatch.fnmatch(after.path, pattern) for pattern in patterns):
                 continue
         elif recorded.entries is None or before.path in recorded.entries or name in recorded.importers_read:
             continue
