@@ -8,12 +8,15 @@ from pathlib import Path
 
 import pytest
 
+import repro_lint.engine.engine as engine_module
 from repro_lint.core.settings import Settings
 from repro_lint.engine.closure import needed, references
 from repro_lint.engine.discovery import discover
 from repro_lint.engine.modules import group_projects
 from repro_lint.engine.pipeline import lint_paths
+from repro_lint.facts.module_facts import CHECKPOINTS, LOADERS, SEED_OPTIONS, events_of_kind
 from repro_lint.program.module_names import ModuleNames
+from repro_lint.rules.registry import REGISTRY
 from test_properties import CORPUS, _write
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -116,6 +119,114 @@ def test_a_scan_that_fails_keeps_the_whole_project(project, monkeypatch) -> None
     assert needed(whole) is whole
 
 
+def test_a_module_on_its_own_needs_only_what_it_imports(project, monkeypatch) -> None:
+    # lib/paths.py holds no place where a program rule reports what the programs running it decide,
+    # and no finding of its own asks the program model: its importer, an entry, is not read.
+    files = {
+        **FILES,
+        "lib/paths.py": "import os\n\n\ndef here():\n    return os.getcwd()\n",
+        "tools/where.py": "import lib.paths\n\nif __name__ == '__main__':\n    print(lib.paths.here())\n",
+    }
+    root = project(files)
+    monkeypatch.chdir(root)
+    settings = Settings()
+    given = [Path("lib/paths.py")]
+    (whole,) = group_projects(discover(given, settings), given, settings)
+    assert [module.identity.relative_path for module in needed(whole, None, lambda reported: {"lib.paths"}).modules] == ["lib/paths.py"]
+    # The engine tells it so from its analysis; an entry on its own reads its own program.
+    for path, kept in (("lib/paths.py", ["lib/paths.py"]), ("tools/where.py", ["lib/__init__.py", "lib/paths.py", "tools/where.py"])):
+        read = []
+        monkeypatch.setattr(engine_module, "needed", lambda *args: read.append(needed(*args)) or read[-1])
+        assert lint_paths([Path(path)], settings).findings == []
+        assert sorted(module.identity.relative_path for module in read[0].modules) == kept
+
+
+_TRAINS_ON_CUDA = """\
+import torch
+
+{imports}
+
+
+def main():
+    {before}
+    model = torch.nn.Linear(2, 2).cuda()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    scheduler = torch.optim.lr_scheduler.StepLR(optimizer, 10)
+    for batch in {batches}:
+        loss = model(batch.cuda()).sum()
+        loss.backward()
+        optimizer.step()
+        scheduler.step()
+        {after}
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def _trains(imports: str, before: str = "torch.manual_seed(0)", batches: str = "[torch.randn(4, 2)]", after: str = "pass") -> str:
+    return _TRAINS_ON_CUDA.format(imports=imports, before=before, batches=batches, after=after)
+
+
+# A library module holding one kind of place where program rules report what the programs running it
+# decide (ModuleFacts.sites), and no finding of its own that asks the program model; the rule whose
+# finding there an importer's program decides (puts there, or keeps away).
+SITES = {
+    events_of_kind("nondeterministic"): (
+        "REP302",
+        {"lib/speed.py": "import torch\n\n\ndef go_fast():\n    torch.use_deterministic_algorithms(False)\n",
+         "train.py": _trains("from lib.speed import go_fast", before="torch.manual_seed(0)\n    go_fast()")},
+    ),
+    SEED_OPTIONS: (
+        "REP108",
+        {
+            "lib/options.py": "import argparse\n\n\ndef parse():\n    parser = argparse.ArgumentParser()\n"
+            '    parser.add_argument("--seed", type=int, default=None)\n    return parser.parse_args()\n',
+            "train.py": _trains("from lib.options import parse", before="args = parse()\n    if args.seed is not None:\n        torch.manual_seed(args.seed)"),
+        },
+    ),
+    LOADERS: (
+        "REP201",
+        {
+            "lib/noisy.py": "import numpy as np\nimport torch\nfrom torch.utils.data import Dataset\n\n\nclass Noisy(Dataset):\n"
+            "    def __init__(self):\n        self.rng = np.random.default_rng(0)\n\n    def __len__(self):\n        return 8\n\n"
+            "    def __getitem__(self, index):\n        return torch.tensor(self.rng.random(2)).float()\n",
+            "lib/data.py": "from torch.utils.data import DataLoader\n\nfrom lib.noisy import Noisy\n\n\n"
+            "def loader():\n    return DataLoader(Noisy(), batch_size=2, num_workers=2)\n",
+            # Lightning seeds each worker's generators: the program keeps the loader from the finding.
+            "train.py": _trains("import lightning\n\nfrom lib.data import loader", before="lightning.seed_everything(0, workers=True)", batches="loader()"),
+        },
+    ),
+    CHECKPOINTS: (
+        "REP401",
+        {
+            "lib/saving.py": "import torch\n\n\ndef save(model, optimizer, path):\n"
+            '    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict()}, path)\n',
+            "train.py": _trains("from lib.saving import save", after='save(model, optimizer, "checkpoint.pt")'),
+        },
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(SITES))
+def test_a_module_holding_a_rules_sites_is_read_with_its_programs(kind, project, monkeypatch) -> None:
+    code, files = SITES[kind]
+    root = project({"lib/__init__.py": "", **files})
+    monkeypatch.chdir(root)
+    library = "lib/data.py" if kind == LOADERS else next(name for name in files if name.startswith("lib/"))
+    settings = Settings()
+    audit = [finding for finding in lint_paths([Path(".")], settings).findings if finding.path == library]
+    assert lint_paths([Path(library)], settings).findings == audit
+    # Where no rule declared that kind of place, the module would count as on its own, and the
+    # finding would be decided without the program.
+    for rule in REGISTRY.values():
+        if rule.sites is not None and kind in rule.sites:
+            monkeypatch.setattr(rule, "sites", rule.sites - {kind})
+    alone = lint_paths([Path(library)], settings).findings
+    assert (code in {finding.code for finding in audit}) != (code in {finding.code for finding in alone})
+
+
 def test_a_whole_project_is_kept_whole(project) -> None:
     root = project(FILES)
     settings = Settings()
@@ -140,7 +251,7 @@ def _audit_and_alone(root: Path, settings: Settings, monkeypatch: pytest.MonkeyP
 def test_a_file_alone_has_the_findings_the_audit_gives_it(project, monkeypatch) -> None:
     root = project(FILES)
     audit = lint_paths([root], Settings()).findings
-    # lib/rng.py's DataLoader is reported because train.py, which a run on lib/rng.py must read, trains.
+    # A library module's finding, and program findings in two entries.
     assert {"lib/rng.py", "other.py", "train.py"} <= {Path(finding.path).relative_to(root).as_posix() for finding in audit}
     _audit_and_alone(root, Settings(), monkeypatch)
 

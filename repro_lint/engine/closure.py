@@ -5,6 +5,11 @@ modules are what its entry imports, transitively. So a run on a few files (a pre
 editor) needs the modules that import them, transitively (among them every such program's entry),
 and everything those import and name: on pytorch/examples a file needs 1 or 2 modules of 93, on
 fairseq 200 to 900 of 1,024. The project pass then works on those alone, with the same results.
+A module whose findings no other program decides (the engine tells them from their analyses: none
+of their own findings asks the program model, and they hold no place where a project check
+reports but an entry's main guard) needs only what it imports, for its own program where it is an
+entry: on transformers, where every model's modules are imported by the package's `__init__`,
+a configuration module then needs a few hundred modules instead of all 2,883.
 
 Which modules a module may refer to is read from its text alone, before any parse: its import
 statements, and the dotted names it writes (`pkg.sub.f()` after `import pkg` reaches `pkg.sub`
@@ -16,7 +21,7 @@ the pass follows, and no module it would read is left out.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from pathlib import Path
 
 from repro_lint.core.graphs import closure
@@ -42,15 +47,19 @@ _SPACE = re.compile(r"\s+")
 _ALWAYS = ("builtins",)
 
 
-def needed(project: Project, cache_root: Path | None = None) -> Project:
+def needed(
+    project: Project, cache_root: Path | None = None, on_their_own: Callable[[list[SourceModule]], Collection[str]] = lambda reported: ()
+) -> Project:
     """`project` with only the modules its reported files' programs need; itself where at least
     half its Python modules are reported (an audit, maybe of a folder holding nested projects): the
     scan would save little there, and the whole project's record then answers its next run. With
     `cache_root`, the references of files whose texts' hashes are known come from the cache there,
-    and are kept there."""
+    and are kept there. `on_their_own(reported)` names those of the reported Python modules whose
+    findings no program but their own decides: for them only what they import is needed."""
     python = [module for module in project.modules if not module.display.endswith(SCANNED_SUFFIXES)]
     if 2 * sum(module.report for module in python) >= len(python):
         return project
+    alone = set(on_their_own([module for module in python if module.report]))
     names = ModuleNames(module.identity.name for module in python)
     scanned = ScannedReferences(cache_root, names.modules) if cache_root is not None else None
     refers: dict[str, set[str]] = {module.identity.name: set() for module in python}
@@ -65,7 +74,7 @@ def needed(project: Project, cache_root: Path | None = None) -> Project:
     for module, referred in refers.items():
         for other in referred:
             importers.setdefault(other, set()).add(module)
-    ancestors = closure({module.identity.name for module in python if module.report}, importers)
+    ancestors = closure({module.identity.name for module in python if module.report} - alone, importers) | alone
     kept = closure(ancestors, refers)
     modules = [module for module in project.modules if module.report or module.identity.name in kept or module.display.endswith(SCANNED_SUFFIXES)]
     return Project(project.root, modules, universe=names.modules)

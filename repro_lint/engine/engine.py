@@ -45,7 +45,7 @@ from repro_lint.engine.workers import Task, analyse_all
 from repro_lint.facts.shift import absent, read_by_name_otherwise
 from repro_lint.program.declared import VERSION_SHOWN_BY, Declared, declared
 from repro_lint.program.module_names import ModuleNames
-from repro_lint.rules.base import ProgramRule, Rule
+from repro_lint.rules.base import ProgramRule, Rule, RuleMeta
 from repro_lint.rules.unused_noqa import UNUSED_NOQA
 from repro_lint.sources import scanner_for, validator_for
 
@@ -148,7 +148,7 @@ class Engine:
             # files; else only the modules their programs need are read, and their own record tried.
             project = whole
             answer, last_run = self._answer(project)
-            if answer is None and (project := needed(whole, whole.root if self.use_cache else None)) is not whole:
+            if answer is None and (project := needed(whole, whole.root if self.use_cache else None, partial(self._on_their_own, whole))) is not whole:
                 answer, last_run = self._answer(project)
             if answer is None:
                 pending.append((project, last_run))
@@ -162,6 +162,27 @@ class Engine:
             for project, last_run in pending:
                 found.extend(self._project_findings(project, last_run))
         return sorted(found, key=lambda finding: finding.sort_key)
+
+    def _on_their_own(self, project: Project, reported: Sequence[SourceModule]) -> set[str]:
+        """The reported modules whose findings no program but their own decides (engine/closure.py),
+        by name: analysed (here, first), none of their findings asks the program model, and no
+        enabled project check reports in the kinds of place they hold. None where a check does not
+        say where it reports."""
+        from repro_lint.rules.registry import REGISTRY
+
+        checks = [rule for code in self.enabled if _checks_project(rule := REGISTRY[code])]
+        if any(rule.sites is None for rule in checks):
+            return set()
+        sites = frozenset().union(*(rule.sites for rule in checks if rule.sites is not None))
+        self._analyze_modules([(module, self._cache_for(project)) for module in reported])
+        return {
+            module.identity.name
+            for module in reported
+            if not has_failed(analysis := self._analyze(module))
+            and analysis.facts is not None
+            and sites.isdisjoint(analysis.facts.sites())
+            and all(_question(finding, module) is None for finding in analysis.findings)
+        }
 
     def _answer(self, project: Project) -> tuple[list[Finding] | None, LastRun | None]:
         """The findings the project's last run gives, if it answers; and that run's record."""
@@ -564,6 +585,12 @@ def _current(programs: Iterable[ProgramOutline], project: Project) -> list[Progr
         replace(program, line=facts.main_guard_line or 1) if (facts := analysed.get(program.path)) is not None else program
         for program in programs
     ]
+
+
+def _checks_project(rule: type[RuleMeta]) -> bool:
+    """Whether the rule runs in the project pass: a program rule, or a local rule that also judges
+    call sites across modules."""
+    return issubclass(rule, ProgramRule) or (issubclass(rule, Rule) and rule.checks_project)
 
 
 class _ProjectCheck:

@@ -8,6 +8,7 @@ is collected here, in the same traversal that runs the local rules.
 from __future__ import annotations
 
 from bisect import bisect_left
+from itertools import chain
 from collections.abc import Hashable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
@@ -129,6 +130,17 @@ class SeedReads:
     parsed: tuple[str, ...] = ()  # the names a parse result is bound to (`args = parser.parse_args()`)
 
 
+# The kinds of place in a module where project checks report what the programs running it decide
+# (ModuleFacts.sites): its events of one kind (`events_of_kind`), its seed options, its DataLoaders,
+# its checkpoint saves and restores.
+SEED_OPTIONS, LOADERS, CHECKPOINTS = "seed options", "loaders", "checkpoints"
+
+
+def events_of_kind(kind: str) -> str:
+    """The kind of place that a module's events of `kind` (Event.kind) are."""
+    return f"{kind} events"
+
+
 @pickled_by_constructor(shared_items=("imports", "bindings"))
 @dataclass(frozen=True, slots=True)
 class ModuleFacts:
@@ -166,6 +178,17 @@ class ModuleFacts:
         yield from self.main_calls
         for function in self.functions:
             yield from function.calls
+
+    def sites(self) -> frozenset[str]:
+        """The kinds of place the module holds where a project check may report what the programs
+        running it decide (`RuleMeta.sites` names those of each rule)."""
+        held = {
+            SEED_OPTIONS: bool(self.seed_options),
+            LOADERS: self.datasets is not None and bool(self.datasets.loaders),
+            CHECKPOINTS: bool(self.checkpoints.functions),
+        }
+        events = chain(self.module_events, self.main_events, *(function.events for function in self.functions))
+        return frozenset({kind for kind, here in held.items() if here} | {events_of_kind(event.kind) for event in events})
 
     def binding(self, name: str) -> tuple[str, ...]:
         # `bindings` is sorted by name: a look-up needs no dict (the project pass makes 60,000 of them

@@ -24,6 +24,12 @@ class RuleMeta:
     # Its fixes set a value that other fixes read (a seed option's default, which decides whether a
     # fix can use `args.seed`): they are applied in a fix round of their own, before the others.
     fixes_first: ClassVar[bool] = False
+    # Where in a module its project check (a program rule's, a local rule's `check_project`) may
+    # report what the programs running that module decide: kinds of place a module's facts hold
+    # (ModuleFacts.sites). Not counted: a program entry's main guard, where a rule reports on that
+    # entry's own program. None, undeclared, where it may report so anywhere. A run on some files
+    # needs the programs around a file only where some rule may report so in it (engine/closure.py).
+    sites: ClassVar[frozenset[str] | None] = None
 
 
 class Rule(RuleMeta):

@@ -13,6 +13,7 @@ from repro_lint.core.findings import Applicability, Edit, Finding, Fix, FixAvail
 from repro_lint.core.message_text import elide, place
 from repro_lint.core.source import Position
 from repro_lint.facts.checkpoints import MODULE_CODE, TRAINING_STATE, RestorePoint, hinted_kind, knowledge
+from repro_lint.facts.module_facts import CHECKPOINTS
 from repro_lint.program.checkpoints import Checkpoint, Context, Located, ProjectCheckpoints, project_checkpoints
 from repro_lint.program.model import ProjectModel
 from repro_lint.rules.base import ProgramRule, register
@@ -99,6 +100,7 @@ class CheckpointMissingScheduler(ProgramRule):
 
     code = "REP401"
     name = "checkpoint-missing-scheduler"
+    sites = frozenset({CHECKPOINTS})
     fix_availability = FixAvailability.SOMETIMES
 
     def check(self, project: ProjectModel) -> Iterator[Finding]:
@@ -127,6 +129,7 @@ class CheckpointMissingGradScaler(ProgramRule):
 
     code = "REP403"
     name = "checkpoint-missing-grad-scaler"
+    sites = frozenset({CHECKPOINTS})
     fix_availability = FixAvailability.SOMETIMES
 
     def check(self, project: ProjectModel) -> Iterator[Finding]:
@@ -146,6 +149,7 @@ class CheckpointMissingRngState(ProgramRule):
 
     code = "REP402"
     name = "checkpoint-missing-rng-state"
+    sites = frozenset({CHECKPOINTS})
     fix_availability = FixAvailability.SOMETIMES
 
     def check(self, project: ProjectModel) -> Iterator[Finding]:
@@ -239,6 +243,7 @@ class LossyCheckpointWeights(ProgramRule):
 
     code = "REP404"
     name = "lossy-checkpoint-weights"
+    sites = frozenset({CHECKPOINTS})
 
     def check(self, project: ProjectModel) -> Iterator[Finding]:
         model = project_checkpoints(project)
@@ -260,6 +265,7 @@ class ResumeStateNotRestored(ProgramRule):
 
     code = "REP405"
     name = "resume-state-not-restored"
+    sites = frozenset({CHECKPOINTS})
 
     def check(self, project: ProjectModel) -> Iterator[Finding]:
         model = project_checkpoints(project)
@@ -293,6 +299,7 @@ class LenientStateDictLoad(ProgramRule):
 
     code = "REP406"
     name = "lenient-state-dict-load"
+    sites = frozenset({CHECKPOINTS})
 
     def check(self, project: ProjectModel) -> Iterator[Finding]:
         model = project_checkpoints(project)
@@ -317,6 +324,7 @@ class CheckpointMissingOptimizer(ProgramRule):
 
     code = "REP407"
     name = "checkpoint-missing-optimizer"
+    sites = frozenset({CHECKPOINTS})
 
     def check(self, project: ProjectModel) -> Iterator[Finding]:
         model = project_checkpoints(project)

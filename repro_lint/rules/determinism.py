@@ -13,7 +13,7 @@ from repro_lint.core.message_text import elide, place
 from repro_lint.core.source import Position
 from repro_lint.facts.context import FileContext, NodeEdit, PendingFix, replace_node
 from repro_lint.facts.edits import argument, is_literally_false, keyword, literal, off_unless_passed, without_argument
-from repro_lint.facts.module_facts import ModuleFacts
+from repro_lint.facts.module_facts import ModuleFacts, events_of_kind
 from repro_lint.program.declared import CUBLAS_REQUIRED_BEFORE
 from repro_lint.program.fixes import insert_in_worker, insert_on_main_path, program_finding
 from repro_lint.program.model import ProjectModel
@@ -199,6 +199,7 @@ class DeterministicAlgorithmsNotEnabled(ProgramRule):
 
     code = "REP302"
     name = "deterministic-algorithms-not-enabled"
+    sites = frozenset({events_of_kind("nondeterministic")})
     fix_availability = FixAvailability.SOMETIMES
 
     def check(self, project: ProjectModel) -> Iterator[Finding]:
@@ -274,6 +275,7 @@ class CublasWorkspaceUnset(ProgramRule):
 
     code = "REP304"
     name = "cublas-workspace-unset"
+    sites = frozenset()
     fix_availability = FixAvailability.SOMETIMES
 
     def check(self, project: ProjectModel) -> Iterator[Finding]:

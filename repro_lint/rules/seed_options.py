@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from repro_lint.core.findings import Applicability, Finding, Fix, FixAvailability
 from repro_lint.core.message_text import elide
 from repro_lint.facts.events import TORCH
-from repro_lint.facts.module_facts import ModuleFacts, SeedOption
+from repro_lint.facts.module_facts import SEED_OPTIONS, ModuleFacts, SeedOption
 from repro_lint.facts.seed_reads import MAIN_BLOCK, option_attribute
 from repro_lint.facts.seed_values import CONFIG_OBJECTS
 from repro_lint.program.model import ProjectModel
@@ -21,6 +21,7 @@ class OptionalSeedDefaultNone(ProgramRule):
 
     code = "REP108"
     name = "optional-seed-default-none"
+    sites = frozenset({SEED_OPTIONS})
     fix_availability = FixAvailability.SOMETIMES
     fixes_first = True
 
@@ -59,6 +60,7 @@ class SeedOptionUnused(ProgramRule):
 
     code = "REP109"
     name = "seed-option-unused"
+    sites = frozenset({SEED_OPTIONS})
 
     def check(self, project: ProjectModel) -> Iterator[Finding]:
         # An option is reported when no program holding it uses it; the message names the first

@@ -13,7 +13,7 @@ from repro_lint.core.source import Position
 from repro_lint.facts.context import FileContext
 from repro_lint.facts.edits import argument, has_star_args, literal
 from repro_lint.facts.events import NUMPY, RANDOM, TORCH, short, tables
-from repro_lint.facts.module_facts import ModuleFacts
+from repro_lint.facts.module_facts import ModuleFacts, events_of_kind
 from repro_lint.facts.module_index import index_for
 from repro_lint.facts.names import dotted_name
 from repro_lint.facts.traversal import walk
@@ -78,6 +78,7 @@ class MissingTorchSeed(ProgramRule):
 
     code = "REP101"
     name = "missing-torch-seed"
+    sites = frozenset()
     fix_availability = FixAvailability.SOMETIMES
 
     def check(self, project: ProjectModel) -> Iterator[Finding]:
@@ -103,6 +104,7 @@ class MissingLibrarySeed(ProgramRule):
 
     code = "REP102"
     name = "missing-library-seed"
+    sites = frozenset()
     fix_availability = FixAvailability.SOMETIMES
 
     _CALLS = {NUMPY: ("numpy", "{}.random.seed({})"), RANDOM: ("random", "{}.seed({})")}
@@ -313,6 +315,7 @@ class SeedAfterRandomness(ProgramRule):
 
     code = "REP105"
     name = "seed-after-randomness"
+    sites = frozenset({events_of_kind("seed")})
     fix_availability = FixAvailability.SOMETIMES
 
     def check(self, project: ProjectModel) -> Iterator[Finding]:
