@@ -124,12 +124,15 @@ def test_a_module_on_its_own_needs_only_what_it_imports(project, monkeypatch) ->
     # and no finding of its own asks the program model: its importer, an entry, is not read.
     files = {
         **FILES,
-        "lib/paths.py": "import os\n\n\ndef here():\n    return os.getcwd()\n",
+        # REP105, judged in its own body whatever program runs it.
+        "lib/paths.py": "import os\n\nimport torch\n\n\ndef here():\n    torch.randn(2)\n    torch.manual_seed(0)\n    return os.getcwd()\n",
         "tools/where.py": "import lib.paths\n\nif __name__ == '__main__':\n    print(lib.paths.here())\n",
     }
     root = project(files)
     monkeypatch.chdir(root)
     settings = Settings()
+    audit = lint_paths([Path(".")], settings).findings
+    assert {finding.code for finding in audit if finding.path == "lib/paths.py"} == {"REP105"}
     given = [Path("lib/paths.py")]
     (whole,) = group_projects(discover(given, settings), given, settings)
     assert [module.identity.relative_path for module in needed(whole, None, lambda reported: {"lib.paths"}).modules] == ["lib/paths.py"]
@@ -137,7 +140,8 @@ def test_a_module_on_its_own_needs_only_what_it_imports(project, monkeypatch) ->
     for path, kept in (("lib/paths.py", ["lib/paths.py"]), ("tools/where.py", ["lib/__init__.py", "lib/paths.py", "tools/where.py"])):
         read = []
         monkeypatch.setattr(engine_module, "needed", lambda *args: read.append(needed(*args)) or read[-1])
-        assert lint_paths([Path(path)], settings).findings == []
+        alone = lint_paths([Path(path)], settings).findings
+        assert alone == [finding for finding in audit if finding.path == path]
         assert sorted(module.identity.relative_path for module in read[0].modules) == kept
 
 

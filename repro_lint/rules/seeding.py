@@ -13,7 +13,7 @@ from repro_lint.core.source import Position
 from repro_lint.facts.context import FileContext
 from repro_lint.facts.edits import argument, has_star_args, literal
 from repro_lint.facts.events import NUMPY, RANDOM, TORCH, short, tables
-from repro_lint.facts.module_facts import ModuleFacts, events_of_kind
+from repro_lint.facts.module_facts import ModuleFacts
 from repro_lint.facts.module_index import index_for
 from repro_lint.facts.names import dotted_name
 from repro_lint.facts.traversal import walk
@@ -315,7 +315,8 @@ class SeedAfterRandomness(ProgramRule):
 
     code = "REP105"
     name = "seed-after-randomness"
-    sites = frozenset({events_of_kind("seed")})
+    # A seed is judged by what runs before it in its body, whichever program runs that.
+    sites = frozenset()
     fix_availability = FixAvailability.SOMETIMES
 
     def check(self, project: ProjectModel) -> Iterator[Finding]:
