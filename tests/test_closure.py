@@ -173,6 +173,32 @@ def _trains(imports: str, before: str = "torch.manual_seed(0)", batches: str = "
     return _TRAINS_ON_CUDA.format(imports=imports, before=before, batches=batches, after=after)
 
 
+_LOOP = """\
+import torch
+
+model = torch.nn.Linear(2, 2)
+for epoch in range(3):
+    model(torch.ones(2)).sum().backward()
+"""
+
+
+def test_a_module_on_its_own_that_trains_when_loaded_is_read_with_its_importers(project, monkeypatch) -> None:
+    # A module that trains when loaded is a program's entry where no module imports it.
+    files = {"lib/__init__.py": "", "lib/loop.py": _LOOP, "main.py": "import lib.loop\n\nif __name__ == '__main__':\n    print(lib.loop.model)\n", "run.py": _LOOP}
+    root = project(files)
+    monkeypatch.chdir(root)
+    settings = Settings()
+    audit = lint_paths([Path(".")], settings).findings
+    assert {finding.path for finding in audit if finding.code == "REP101"} == {"run.py"}
+    read = []
+    monkeypatch.setattr(engine_module, "needed", lambda *args: read.append(needed(*args)) or read[-1])
+    for path, kept in (("run.py", [["run.py"]]), ("lib/loop.py", [["lib/loop.py"], ["lib/__init__.py", "lib/loop.py", "main.py"]])):
+        read.clear()
+        assert lint_paths([Path(path)], settings).findings == [finding for finding in audit if finding.path == path]
+        # Read on its own first; lib/loop.py, which proves an entry there, then with its importer.
+        assert [sorted(module.identity.relative_path for module in project.modules) for project in read] == kept
+
+
 # A library module holding one kind of place where program rules report what the programs running it
 # decide (ModuleFacts.sites), and no finding of its own that asks the program model; the rule whose
 # finding there an importer's program decides (puts there, or keeps away).

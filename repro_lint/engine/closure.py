@@ -7,9 +7,9 @@ and everything those import and name: on pytorch/examples a file needs 1 or 2 mo
 fairseq 200 to 900 of 1,024. The project pass then works on those alone, with the same results.
 A module whose findings no other program decides (the engine tells them from their analyses: none
 of their own findings asks the program model, and they hold no place where a project check
-reports but an entry's main guard) needs only what it imports, for its own program where it is an
-entry: on transformers, where every model's modules are imported by the package's `__init__`,
-a configuration module then needs a few hundred modules instead of all 2,883.
+reports what the programs running it decide) needs only what it imports, for its own program
+where it is an entry. Whether it is one may depend on its importers, left out: a module that
+trains when loaded is an entry where no module imports it. The engine then reads them too.
 
 Which modules a module may refer to is read from its text alone, before any parse: its import
 statements, and the dotted names it writes (`pkg.sub.f()` after `import pkg` reaches `pkg.sub`
@@ -77,7 +77,8 @@ def needed(
     ancestors = closure({module.identity.name for module in python if module.report} - alone, importers) | alone
     kept = closure(ancestors, refers)
     modules = [module for module in project.modules if module.report or module.identity.name in kept or module.display.endswith(SCANNED_SUFFIXES)]
-    return Project(project.root, modules, universe=names.modules)
+    left_out = frozenset(name for name in alone if not importers.get(name, set()) <= kept)
+    return Project(project.root, modules, universe=names.modules, importers_left_out=left_out)
 
 
 def _references(module: SourceModule, names: ModuleNames, scanned: ScannedReferences | None) -> frozenset[str]:

@@ -141,27 +141,38 @@ class Engine:
     def findings(self, projects: Sequence[Project]) -> list[Finding]:
         self.display = Progress(self.progress and sum(len(project.modules) for project in projects) >= MIN_FILES)
         self.programs = []  # this call's: each fix round judges the programs again
+        return sorted(self._findings(projects, on_their_own=True), key=lambda finding: finding.sort_key)
+
+    def _findings(self, projects: Sequence[Project], on_their_own: bool) -> list[Finding]:
         found: list[Finding] = []
         pending = []
         for whole in projects:
             # The last run's record of the whole project (an audit) may answer a run on some of its
-            # files; else only the modules their programs need are read, and their own record tried.
+            # files; else only the modules their programs need are read (`on_their_own`: those a
+            # file read on its own needs, where it may be), and their own record tried.
             project = whole
             answer, last_run = self._answer(project)
-            if answer is None and (project := needed(whole, whole.root if self.use_cache else None, partial(self._on_their_own, whole))) is not whole:
+            alone = (partial(self._on_their_own, whole),) if on_their_own else ()
+            if answer is None and (project := needed(whole, whole.root if self.use_cache else None, *alone)) is not whole:
                 answer, last_run = self._answer(project)
             if answer is None:
-                pending.append((project, last_run))
+                pending.append((whole, project, last_run))
             else:
                 found.extend(answer)
-        self._analyze_pending([project for project, _ in pending])
+        self._analyze_pending([project for _, project, _ in pending])
+        refused = []
         # The pass keeps what it builds to its end, and its garbage holds few reference cycles (a few
         # thousand objects a pass on transformers, Megatron-LM and diffusers): collections during it
         # traversed millions of objects to free nothing, a sixth of a run after a one-file edit.
         with collector_paused():
-            for project, last_run in pending:
-                found.extend(self._project_findings(project, last_run))
-        return sorted(found, key=lambda finding: finding.sort_key)
+            for whole, project, last_run in pending:
+                answer = self._project_findings(project, last_run)
+                if answer is None:
+                    refused.append(whole)
+                else:
+                    found.extend(answer)
+        # A file read on its own trained when loaded, and modules left out may import it: read them.
+        return found + self._findings(refused, on_their_own=False) if refused else found
 
     def _on_their_own(self, project: Project, reported: Sequence[SourceModule]) -> set[str]:
         """The reported modules whose findings no program but their own decides (engine/closure.py),
@@ -344,7 +355,9 @@ class Engine:
     def _declared(self, project: Project, entries: Iterable[str]) -> Declared:
         return declared(project.root, entries, self.settings.target_torch_version)
 
-    def _project_findings(self, project: Project, last_run: LastRun | None) -> list[Finding]:
+    def _project_findings(self, project: Project, last_run: LastRun | None) -> list[Finding] | None:
+        """The project's findings; None where a module read on its own is a program's entry only if
+        no module left out imports it (`Project.importers_left_out`)."""
         # The rules and the program model are imported only here and in the workers: a run that the
         # last run's records answer never loads them, nor LibCST.
         from repro_lint.program.model import ProjectModel
@@ -366,6 +379,8 @@ class Engine:
             step.describe("building the program model")
             try:
                 model = ProjectModel((analysis.facts for analysis in analyses if analysis.facts is not None), self.settings.entry_points)
+                if any(model.is_entry_point(name) and not model.entry_of_itself(name) for name in project.importers_left_out if name in model.modules):
+                    return None
                 if program_rules:
                     entries = tuple(program.entry.path for program in model.programs)
                     model.declared = self._declared(project, entries)

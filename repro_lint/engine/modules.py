@@ -159,6 +159,9 @@ class Project:
     # Where `modules` holds only the modules a run on some files needs (closure.py): the names of
     # all the project's modules, which decide whether an edit could reach the ones left out.
     universe: frozenset[str] | None = None
+    # Reported modules read on their own (closure.py) that modules left out may import: whether one
+    # of them that trains when loaded is a program's entry depends on those.
+    importers_left_out: frozenset[str] = frozenset()
 
 
 def project_display(project: Project) -> str:

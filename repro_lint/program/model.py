@@ -117,7 +117,7 @@ class ProjectModel:
         that imports none of them, and that nothing imports, is in no program but its own
         (engine/last_run.py)."""
         entries = (program.entry.module for program in self.programs)
-        return frozenset(module for module in entries if not self._entry_of_itself(module)) | self._importing_training_loaders
+        return frozenset(module for module in entries if not self.entry_of_itself(module)) | self._importing_training_loaders
 
     # Modules and imports -------------------------------------------------------------------------
 
@@ -222,9 +222,9 @@ class ProjectModel:
         """A module run as a program: one with a main guard, a notebook, one the `entry-points`
         setting names, or one that trains when run and that no project module imports (an imported
         module's top-level code runs as part of its importer's program, which is the entry point)."""
-        return self._entry_of_itself(module) or (module not in self._imported and self.module_trains_on_load(module))
+        return self.entry_of_itself(module) or (module not in self._imported and self.module_trains_on_load(module))
 
-    def _entry_of_itself(self, module: str) -> bool:
+    def entry_of_itself(self, module: str) -> bool:
         """An entry point whatever imports it: a module with a main guard, a notebook, one the
         `entry-points` setting names."""
         facts = self.modules[module]
