@@ -14,7 +14,7 @@ from repro_lint.engine.closure import needed, references
 from repro_lint.engine.discovery import discover
 from repro_lint.engine.modules import group_projects
 from repro_lint.engine.pipeline import lint_paths
-from repro_lint.facts.module_facts import CHECKPOINTS, LOADERS, SEED_OPTIONS, events_of_kind
+from repro_lint.facts.module_facts import CHECKPOINTS, LOADERS, SEED_OPTIONS, ModuleFacts, events_of_kind
 from repro_lint.program.module_names import ModuleNames
 from repro_lint.rules.registry import REGISTRY
 from test_properties import CORPUS, _write
@@ -171,6 +171,22 @@ if __name__ == "__main__":
 
 def _trains(imports: str, before: str = "torch.manual_seed(0)", batches: str = "[torch.randn(4, 2)]", after: str = "pass") -> str:
     return _TRAINS_ON_CUDA.format(imports=imports, before=before, batches=batches, after=after)
+
+
+def test_a_failure_judging_a_module_on_its_own_reads_its_programs(project, monkeypatch) -> None:
+    files = {**FILES, "lib/paths.py": "import os\n\n\ndef here():\n    return os.getcwd()\n", "tools/where.py": "import lib.paths\n\nif __name__ == '__main__':\n    print(lib.paths.here())\n"}
+    root = project(files)
+    monkeypatch.chdir(root)
+
+    def broken(facts: ModuleFacts) -> frozenset[str]:
+        raise ValueError("a bug of the sites")
+
+    monkeypatch.setattr(ModuleFacts, "sites", broken)
+    read = []
+    monkeypatch.setattr(engine_module, "needed", lambda *args: read.append(needed(*args)) or read[-1])
+    result = lint_paths([Path("lib/paths.py")], Settings())
+    assert result.findings == [] and result.problems == []
+    assert "tools/where.py" in {module.identity.relative_path for module in read[0].modules}
 
 
 _LOOP = """\

@@ -186,14 +186,20 @@ class Engine:
             return set()
         sites = frozenset().union(*(rule.sites for rule in checks if rule.sites is not None))
         self._analyze_modules([(module, self._cache_for(project)) for module in reported])
-        return {
-            module.identity.name
-            for module in reported
-            if not has_failed(analysis := self._analyze(module))
-            and analysis.facts is not None
-            and sites.isdisjoint(analysis.facts.sites())
-            and all(_question(finding, module) is None for finding in analysis.findings)
-        }
+        alone = set()
+        for module in reported:
+            analysis = self._analyze(module)
+            try:
+                if (
+                    not has_failed(analysis)
+                    and analysis.facts is not None
+                    and sites.isdisjoint(analysis.facts.sites())
+                    and all(_question(finding, module) is None for finding in analysis.findings)
+                ):
+                    alone.add(module.identity.name)
+            except Exception:  # a bug here must not cost the run: read with its programs, the module gets the same findings
+                continue
+        return alone
 
     def _answer(self, project: Project) -> tuple[list[Finding] | None, LastRun | None]:
         """The findings the project's last run gives, if it answers; and that run's record."""
