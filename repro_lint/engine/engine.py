@@ -177,8 +177,8 @@ class Engine:
     def _on_their_own(self, project: Project, reported: Sequence[SourceModule]) -> set[str]:
         """The reported modules whose findings no program but their own decides (engine/closure.py),
         by name: analysed (here, first), none of their findings asks the program model, and no
-        enabled project check reports in the kinds of place they hold. None where a check does not
-        say where it reports."""
+        enabled project check reports in the kinds of place they hold. No module where a check does
+        not say where it reports."""
         from repro_lint.rules.registry import REGISTRY
 
         checks = [rule for code in self.enabled if _checks_project(rule := REGISTRY[code])]

@@ -8,9 +8,9 @@ is collected here, in the same traversal that runs the local rules.
 from __future__ import annotations
 
 from bisect import bisect_left
-from itertools import chain
 from collections.abc import Hashable, Iterator
 from dataclasses import dataclass, field, replace
+from itertools import chain
 from typing import Any, TypeVar
 
 import libcst as cst
