@@ -12,7 +12,7 @@ import repro_lint.engine.engine as engine_module
 from repro_lint.core.settings import Settings
 from repro_lint.engine.closure import needed, references
 from repro_lint.engine.discovery import discover
-from repro_lint.engine.modules import group_projects
+from repro_lint.engine.modules import Project, group_projects
 from repro_lint.engine.pipeline import lint_paths
 from repro_lint.facts.module_facts import CHECKPOINTS, LOADERS, SEED_OPTIONS, ModuleFacts, events_of_kind
 from repro_lint.program.module_names import ModuleNames
@@ -119,6 +119,18 @@ def test_a_scan_that_fails_keeps_the_whole_project(project, monkeypatch) -> None
     assert needed(whole) is whole
 
 
+def _needed_calls(monkeypatch: pytest.MonkeyPatch) -> list[Project]:
+    """The projects the engine's calls of `needed` give, in order, from now on."""
+    read: list[Project] = []
+
+    def recorded(*args: object) -> Project:
+        read.append(needed(*args))  # type: ignore[arg-type]
+        return read[-1]
+
+    monkeypatch.setattr(engine_module, "needed", recorded)
+    return read
+
+
 def test_a_module_on_its_own_needs_only_what_it_imports(project, monkeypatch) -> None:
     # lib/paths.py holds no place where a program rule reports what the programs running it decide,
     # and no finding of its own asks the program model: its importer, an entry, is not read.
@@ -138,8 +150,7 @@ def test_a_module_on_its_own_needs_only_what_it_imports(project, monkeypatch) ->
     assert [module.identity.relative_path for module in needed(whole, None, lambda reported: {"lib.paths"}).modules] == ["lib/paths.py"]
     # The engine tells it so from its analysis; an entry on its own reads its own program.
     for path, kept in (("lib/paths.py", ["lib/paths.py"]), ("tools/where.py", ["lib/__init__.py", "lib/paths.py", "tools/where.py"])):
-        read = []
-        monkeypatch.setattr(engine_module, "needed", lambda *args: read.append(needed(*args)) or read[-1])
+        read = _needed_calls(monkeypatch)
         alone = lint_paths([Path(path)], settings).findings
         assert alone == [finding for finding in audit if finding.path == path]
         assert sorted(module.identity.relative_path for module in read[0].modules) == kept
@@ -182,8 +193,7 @@ def test_a_failure_judging_a_module_on_its_own_reads_its_programs(project, monke
         raise ValueError("a bug of the sites")
 
     monkeypatch.setattr(ModuleFacts, "sites", broken)
-    read = []
-    monkeypatch.setattr(engine_module, "needed", lambda *args: read.append(needed(*args)) or read[-1])
+    read = _needed_calls(monkeypatch)
     result = lint_paths([Path("lib/paths.py")], Settings())
     assert result.findings == [] and result.problems == []
     assert "tools/where.py" in {module.identity.relative_path for module in read[0].modules}
@@ -206,8 +216,7 @@ def test_a_module_on_its_own_that_trains_when_loaded_is_read_with_its_importers(
     settings = Settings()
     audit = lint_paths([Path(".")], settings).findings
     assert {finding.path for finding in audit if finding.code == "REP101"} == {"run.py"}
-    read = []
-    monkeypatch.setattr(engine_module, "needed", lambda *args: read.append(needed(*args)) or read[-1])
+    read = _needed_calls(monkeypatch)
     for path, kept in (("run.py", [["run.py"]]), ("lib/loop.py", [["lib/loop.py"], ["lib/__init__.py", "lib/loop.py", "main.py"]])):
         read.clear()
         assert lint_paths([Path(path)], settings).findings == [finding for finding in audit if finding.path == path]

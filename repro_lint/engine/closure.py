@@ -48,7 +48,7 @@ _ALWAYS = ("builtins",)
 
 
 def needed(
-    project: Project, cache_root: Path | None = None, on_their_own: Callable[[list[SourceModule]], Collection[str]] = lambda reported: ()
+    project: Project, cache_root: Path | None = None, on_their_own: Callable[[list[SourceModule]], Collection[str]] | None = None
 ) -> Project:
     """`project` with only the modules its reported files' programs need; itself where at least
     half its Python modules are reported (an audit, maybe of a folder holding nested projects): the
@@ -59,7 +59,7 @@ def needed(
     python = [module for module in project.modules if not module.display.endswith(SCANNED_SUFFIXES)]
     if 2 * sum(module.report for module in python) >= len(python):
         return project
-    alone = set(on_their_own([module for module in python if module.report]))
+    alone = set(on_their_own([module for module in python if module.report])) if on_their_own is not None else set()
     names = ModuleNames(module.identity.name for module in python)
     scanned = ScannedReferences(cache_root, names.modules) if cache_root is not None else None
     refers: dict[str, set[str]] = {module.identity.name: set() for module in python}

@@ -141,19 +141,19 @@ class Engine:
     def findings(self, projects: Sequence[Project]) -> list[Finding]:
         self.display = Progress(self.progress and sum(len(project.modules) for project in projects) >= MIN_FILES)
         self.programs = []  # this call's: each fix round judges the programs again
-        return sorted(self._findings(projects, on_their_own=True), key=lambda finding: finding.sort_key)
+        return sorted(self._findings(projects, read_alone=True), key=lambda finding: finding.sort_key)
 
-    def _findings(self, projects: Sequence[Project], on_their_own: bool) -> list[Finding]:
+    def _findings(self, projects: Sequence[Project], read_alone: bool) -> list[Finding]:
         found: list[Finding] = []
         pending = []
         for whole in projects:
             # The last run's record of the whole project (an audit) may answer a run on some of its
-            # files; else only the modules their programs need are read (`on_their_own`: those a
-            # file read on its own needs, where it may be), and their own record tried.
+            # files; else only the modules their programs need are read (`read_alone`: those a file
+            # read on its own needs, where it may be), and their own record tried.
             project = whole
             answer, last_run = self._answer(project)
-            alone = (partial(self._on_their_own, whole),) if on_their_own else ()
-            if answer is None and (project := needed(whole, whole.root if self.use_cache else None, *alone)) is not whole:
+            alone = partial(self._on_their_own, whole) if read_alone else None
+            if answer is None and (project := needed(whole, whole.root if self.use_cache else None, alone)) is not whole:
                 answer, last_run = self._answer(project)
             if answer is None:
                 pending.append((whole, project, last_run))
@@ -172,7 +172,7 @@ class Engine:
                 else:
                     found.extend(answer)
         # A file read on its own trained when loaded, and modules left out may import it: read them.
-        return found + self._findings(refused, on_their_own=False) if refused else found
+        return found + self._findings(refused, read_alone=False) if refused else found
 
     def _on_their_own(self, project: Project, reported: Sequence[SourceModule]) -> set[str]:
         """The reported modules whose findings no program but their own decides (engine/closure.py),
