@@ -10,11 +10,12 @@ import pytest
 
 import repro_lint.engine.engine as engine_module
 from repro_lint.core.settings import Settings
-from repro_lint.engine.closure import needed, references
+from repro_lint.engine.closure import OnItsOwn, needed, references
 from repro_lint.engine.discovery import discover
 from repro_lint.engine.modules import Project, group_projects
 from repro_lint.engine.pipeline import lint_paths
-from repro_lint.facts.module_facts import CHECKPOINTS, LOADERS, SEED_OPTIONS, ModuleFacts, events_of_kind
+from repro_lint.facts.callers_choice import may_apply_callers_choice
+from repro_lint.facts.module_facts import ARGUMENTS, CHECKPOINTS, LOADERS, SEED_OPTIONS, ModuleFacts, events_of_kind
 from repro_lint.program.module_names import ModuleNames
 from repro_lint.rules.registry import REGISTRY
 from test_properties import CORPUS, _write
@@ -147,7 +148,7 @@ def test_a_module_on_its_own_needs_only_what_it_imports(project, monkeypatch) ->
     assert {finding.code for finding in audit if finding.path == "lib/paths.py"} == {"REP105"}
     given = [Path("lib/paths.py")]
     (whole,) = group_projects(discover(given, settings), given, settings)
-    assert [module.identity.relative_path for module in needed(whole, None, lambda reported: {"lib.paths"}).modules] == ["lib/paths.py"]
+    assert [module.identity.relative_path for module in needed(whole, None, lambda reported: {"lib.paths": OnItsOwn(imports=True)}).modules] == ["lib/paths.py"]
     # The engine tells it so from its analysis; an entry on its own reads its own program.
     for path, kept in (("lib/paths.py", ["lib/paths.py"]), ("tools/where.py", ["lib/__init__.py", "lib/paths.py", "tools/where.py"])):
         read = _needed_calls(monkeypatch)
@@ -208,49 +209,77 @@ for epoch in range(3):
 """
 
 
+_SEEDED_LOOP = _LOOP.replace("model = ", "torch.manual_seed(0)\nmodel = ")
+
+
 def test_a_module_on_its_own_that_trains_when_loaded_is_read_with_its_importers(project, monkeypatch) -> None:
-    # A module that trains when loaded is a program's entry where no module imports it.
-    files = {"lib/__init__.py": "", "lib/loop.py": _LOOP, "main.py": "import lib.loop\n\nif __name__ == '__main__':\n    print(lib.loop.model)\n", "run.py": _LOOP}
+    # A module that trains when loaded is a program's entry where no module imports it. lib/named.py,
+    # which trains through the function it imports, is only named by main.py, which imports the
+    # package: no module imports it.
+    main = "import lib\nimport lib.loop\nimport lib.seeded\n\nif __name__ == '__main__':\n    print(lib.loop.model, lib.seeded.model, lib.named.model)\n"
+    steps = "import torch\n\n\ndef train():\n    model = torch.nn.Linear(2, 2)\n    model(torch.ones(2)).sum().backward()\n    return model\n"
+    files = {
+        "lib/__init__.py": "",
+        "lib/loop.py": _LOOP,
+        "lib/seeded.py": _SEEDED_LOOP,
+        "lib/named.py": "from lib.steps import train\n\nmodel = train()\n",
+        "lib/steps.py": steps,
+        "main.py": main,
+        "run.py": _LOOP,
+    }
     root = project(files)
     monkeypatch.chdir(root)
     settings = Settings()
     audit = lint_paths([Path(".")], settings).findings
-    assert {finding.path for finding in audit if finding.code == "REP101"} == {"run.py"}
+    assert {finding.path for finding in audit if finding.code == "REP101"} == {"run.py", "lib/named.py"}
     read = _needed_calls(monkeypatch)
-    for path, kept in (("run.py", [["run.py"]]), ("lib/loop.py", [["lib/loop.py"], ["lib/__init__.py", "lib/loop.py", "main.py"]])):
+    every = ["lib/__init__.py", "lib/loop.py", "lib/named.py", "lib/seeded.py", "lib/steps.py", "main.py"]
+    for path, kept in (
+        # Nothing imports it: read with what it imports.
+        ("run.py", [["run.py"]]),
+        # Read without what it imports, with the module importing it, which tells it is no entry.
+        ("lib/loop.py", [["lib/loop.py", "main.py"]]),
+        # Its seed needs what it imports (REP105): read on its own first, which proves it an entry
+        # there, then with its importer.
+        ("lib/seeded.py", [["lib/seeded.py"], every]),
+        # Read with the module naming it, which does not import it: then with its programs.
+        ("lib/named.py", [["lib/named.py", "main.py"], every]),
+    ):
         read.clear()
         assert lint_paths([Path(path)], settings).findings == [finding for finding in audit if finding.path == path]
-        # Read on its own first; lib/loop.py, which proves an entry there, then with its importer.
         assert [sorted(module.identity.relative_path for module in project.modules) for project in read] == kept
 
 
 # A library module holding one kind of place where program rules report what the programs running it
 # decide (ModuleFacts.sites), and no finding of its own that asks the program model; the rule whose
-# finding there an importer's program decides (puts there, or keeps away).
+# finding there an importer's program decides (puts there, or keeps away). The entry imports it
+# through lib/api.py: a module read without what it imports is read with the modules importing it.
 SITES = {
     events_of_kind("nondeterministic"): (
         "REP302",
         {"lib/speed.py": "import torch\n\n\ndef go_fast():\n    torch.use_deterministic_algorithms(False)\n",
-         "train.py": _trains("from lib.speed import go_fast", before="torch.manual_seed(0)\n    go_fast()")},
+         "lib/api.py": "from lib.speed import go_fast\n",
+         "train.py": _trains("from lib.api import go_fast", before="torch.manual_seed(0)\n    go_fast()")},
     ),
     SEED_OPTIONS: (
         "REP108",
         {
             "lib/options.py": "import argparse\n\n\ndef parse():\n    parser = argparse.ArgumentParser()\n"
             '    parser.add_argument("--seed", type=int, default=None)\n    return parser.parse_args()\n',
-            "train.py": _trains("from lib.options import parse", before="args = parse()\n    if args.seed is not None:\n        torch.manual_seed(args.seed)"),
+            "lib/api.py": "from lib.options import parse\n",
+            "train.py": _trains("from lib.api import parse", before="args = parse()\n    if args.seed is not None:\n        torch.manual_seed(args.seed)"),
         },
     ),
     LOADERS: (
         "REP201",
         {
-            "lib/noisy.py": "import numpy as np\nimport torch\nfrom torch.utils.data import Dataset\n\n\nclass Noisy(Dataset):\n"
+            "lib/data.py": "import numpy as np\nimport torch\nfrom torch.utils.data import DataLoader, Dataset\n\n\nclass Noisy(Dataset):\n"
             "    def __init__(self):\n        self.rng = np.random.default_rng(0)\n\n    def __len__(self):\n        return 8\n\n"
-            "    def __getitem__(self, index):\n        return torch.tensor(self.rng.random(2)).float()\n",
-            "lib/data.py": "from torch.utils.data import DataLoader\n\nfrom lib.noisy import Noisy\n\n\n"
+            "    def __getitem__(self, index):\n        return torch.tensor(self.rng.random(2)).float()\n\n\n"
             "def loader():\n    return DataLoader(Noisy(), batch_size=2, num_workers=2)\n",
             # Lightning seeds each worker's generators: the program keeps the loader from the finding.
-            "train.py": _trains("import lightning\n\nfrom lib.data import loader", before="lightning.seed_everything(0, workers=True)", batches="loader()"),
+            "lib/api.py": "from lib.data import loader\n",
+            "train.py": _trains("import lightning\n\nfrom lib.api import loader", before="lightning.seed_everything(0, workers=True)", batches="loader()"),
         },
     ),
     CHECKPOINTS: (
@@ -258,7 +287,8 @@ SITES = {
         {
             "lib/saving.py": "import torch\n\n\ndef save(model, optimizer, path):\n"
             '    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict()}, path)\n',
-            "train.py": _trains("from lib.saving import save", after='save(model, optimizer, "checkpoint.pt")'),
+            "lib/api.py": "from lib.saving import save\n",
+            "train.py": _trains("from lib.api import save", after='save(model, optimizer, "checkpoint.pt")'),
         },
     ),
 }
@@ -269,7 +299,7 @@ def test_a_module_holding_a_rules_sites_is_read_with_its_programs(kind, project,
     code, files = SITES[kind]
     root = project({"lib/__init__.py": "", **files})
     monkeypatch.chdir(root)
-    library = "lib/data.py" if kind == LOADERS else next(name for name in files if name.startswith("lib/"))
+    library = next(name for name in files if name.startswith("lib/") and name != "lib/api.py")
     settings = Settings()
     audit = [finding for finding in lint_paths([Path(".")], settings).findings if finding.path == library]
     assert lint_paths([Path(library)], settings).findings == audit
@@ -280,6 +310,81 @@ def test_a_module_holding_a_rules_sites_is_read_with_its_programs(kind, project,
             monkeypatch.setattr(rule, "sites", rule.sites - {kind})
     alone = lint_paths([Path(library)], settings).findings
     assert (code in {finding.code for finding in audit}) != (code in {finding.code for finding in alone})
+
+
+# A library module holding one kind of place where a project check reports what the modules it
+# imports decide (RuleMeta.imported_sites), and no other; the rule whose finding there lib/work.py
+# decides.
+IMPORTED_SITES = {
+    events_of_kind("seed"): (
+        "REP105",
+        {
+            "lib/seeding.py": "import torch\n\nfrom lib.work import warm_up\n\n\ndef setup():\n    warm_up()\n    torch.manual_seed(0)\n",
+            "lib/work.py": "import torch\n\n\ndef warm_up():\n    return torch.randn(2)\n",
+            "train.py": _trains("from lib.seeding import setup", before="setup()"),
+        },
+    ),
+    ARGUMENTS: (
+        "REP202",
+        {
+            "lib/seeding.py": "from lib.work import make\n\n\ndef loader(dataset):\n    return make(dataset, shuffle=True)\n",
+            "lib/work.py": "from torch.utils.data import DataLoader\n\n\ndef make(dataset, shuffle=False):\n"
+            "    return DataLoader(dataset, batch_size=2, shuffle=shuffle)\n",
+            "train.py": _trains("from lib.seeding import loader", batches="loader([torch.randn(4, 2)])"),
+        },
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(IMPORTED_SITES))
+def test_a_module_holding_a_rules_imported_sites_is_read_with_what_it_imports(kind, project, monkeypatch) -> None:
+    code, files = IMPORTED_SITES[kind]
+    root = project({"lib/__init__.py": "", **files})
+    monkeypatch.chdir(root)
+    settings = Settings()
+    audit = [finding for finding in lint_paths([Path(".")], settings).findings if finding.path == "lib/seeding.py"]
+    assert code in {finding.code for finding in audit}
+    read = _needed_calls(monkeypatch)
+    assert lint_paths([Path("lib/seeding.py")], settings).findings == audit
+    assert "lib/work.py" in {module.identity.relative_path for module in read[0].modules}
+    # Where no rule declared that kind of place, the module would be read without lib/work.py.
+    for rule in REGISTRY.values():
+        if rule.imported_sites is not None and kind in rule.imported_sites:
+            monkeypatch.setattr(rule, "imported_sites", rule.imported_sites - {kind})
+    assert code not in {finding.code for finding in lint_paths([Path("lib/seeding.py")], settings).findings}
+
+
+def test_a_module_on_its_own_calling_no_function_that_applies_a_choice_is_read_by_itself(project, monkeypatch) -> None:
+    # lib/seeding.py passes arguments to a function of lib/work.py, which builds no DataLoader: it is
+    # read with its importer only, not with what it imports.
+    files = {
+        "lib/__init__.py": "",
+        "lib/seeding.py": "from lib.work import make\n\n\ndef loader(dataset):\n    return make(dataset, shuffle=True)\n",
+        "lib/work.py": "def make(dataset, shuffle=False):\n    return sorted(dataset) if shuffle else dataset\n",
+        "train.py": _trains("from lib.seeding import loader", batches="loader([torch.randn(4, 2)])"),
+    }
+    root = project(files)
+    monkeypatch.chdir(root)
+    settings = Settings()
+    audit = [finding for finding in lint_paths([Path(".")], settings).findings if finding.path == "lib/seeding.py"]
+    read = _needed_calls(monkeypatch)
+    assert lint_paths([Path("lib/seeding.py")], settings).findings == audit
+    assert [sorted(module.identity.relative_path for module in project.modules) for project in read] == [["lib/seeding.py", "train.py"]]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("from torch.utils.data import DataLoader\n\n\ndef make(shuffle):\n    return DataLoader([], shuffle=shuffle)\n", True),
+        ("import torch\n\n\nasync def make(shuffle):\n    return torch.utils.data.DataLoader([], shuffle=shuffle)\n", True),
+        ("from torch.utils.data import DataLoader\n\n\ndef \\\n  make(shuffle):\n    return DataLoader([], shuffle=shuffle)\n", True),
+        # Another function builds the loader; none builds one.
+        ("from torch.utils.data import DataLoader\n\n\ndef other(shuffle):\n    return DataLoader([], shuffle=shuffle)\n", False),
+        ("def make(shuffle):\n    return sorted([]) if shuffle else []\n", False),
+    ],
+)
+def test_a_module_may_apply_a_callers_choice_where_its_text_defines_the_function_and_names_the_loader(text: str, expected: bool) -> None:
+    assert may_apply_callers_choice(text, frozenset({"make"})) is expected
 
 
 def test_a_whole_project_is_kept_whole(project) -> None:

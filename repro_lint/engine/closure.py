@@ -10,6 +10,11 @@ of their own findings asks the program model, and they hold no place where a pro
 reports what the programs running it decide) needs only what it imports, for its own program
 where it is an entry. Whether it is one may depend on its importers, left out: a module that
 trains when loaded is an entry where no module imports it. The engine then reads them too.
+Such a module that some module imports, and that is no entry of itself, needs even less: what it
+imports decides its findings only through the places the engine names (a seed after draws made in
+called functions), or through the functions its calls pass arguments to, where a module it imports
+may define one applying its caller's choice (facts/callers_choice.py). Without either, it is read
+alone.
 
 Which modules a module may refer to is read from its text alone, before any parse: its import
 statements, and the dotted names it writes (`pkg.sub.f()` after `import pkg` reaches `pkg.sub`
@@ -21,7 +26,8 @@ the pass follows, and no module it would read is left out.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from repro_lint.core.graphs import closure
@@ -47,19 +53,33 @@ _SPACE = re.compile(r"\s+")
 _ALWAYS = ("builtins",)
 
 
+@dataclass(frozen=True)
+class OnItsOwn:
+    """What a reported module whose findings no program but its own decides needs of the modules it
+    imports: all of them where `imports` (an entry of itself, or a place where a check reports what
+    the functions it calls do); else only where one of them may define a function named in
+    `callees` (the last names of the functions its calls pass arguments to) that applies its
+    caller's choice; else none, where some module imports it (one that nothing imports may be an
+    entry, by what it runs when loaded)."""
+
+    imports: bool
+    callees: frozenset[str] = frozenset()
+
+
 def needed(
-    project: Project, cache_root: Path | None = None, on_their_own: Callable[[list[SourceModule]], Collection[str]] | None = None
+    project: Project, cache_root: Path | None = None, on_their_own: Callable[[list[SourceModule]], Mapping[str, OnItsOwn]] | None = None
 ) -> Project:
     """`project` with only the modules its reported files' programs need; itself where at least
     half its Python modules are reported (an audit, maybe of a folder holding nested projects): the
     scan would save little there, and the whole project's record then answers its next run. With
     `cache_root`, the references of files whose texts' hashes are known come from the cache there,
-    and are kept there. `on_their_own(reported)` names those of the reported Python modules whose
-    findings no program but their own decides: for them only what they import is needed."""
+    and are kept there. `on_their_own(reported)` gives, by name, those of the reported Python
+    modules whose findings no program but their own decides, with what they need of what they
+    import (`OnItsOwn`)."""
     python = [module for module in project.modules if not module.display.endswith(SCANNED_SUFFIXES)]
     if 2 * sum(module.report for module in python) >= len(python):
         return project
-    alone = set(on_their_own([module for module in python if module.report])) if on_their_own is not None else set()
+    alone = dict(on_their_own([module for module in python if module.report])) if on_their_own is not None else {}
     names = ModuleNames(module.identity.name for module in python)
     scanned = ScannedReferences(cache_root, names.modules) if cache_root is not None else None
     refers: dict[str, set[str]] = {module.identity.name: set() for module in python}
@@ -74,11 +94,28 @@ def needed(
     for module, referred in refers.items():
         for other in referred:
             importers.setdefault(other, set()).add(module)
-    ancestors = closure({module.identity.name for module in python if module.report} - alone, importers) | alone
-    kept = closure(ancestors, refers)
+    by_name = {module.identity.name: module for module in python}
+    # Read without what it imports, a module is no entry only where a module imports it: its
+    # importers are read too (not what they import), for the pass to tell (`Project.by_itself`).
+    by_itself = {name for name, own in alone.items() if importers.get(name) and not _needs_imports(name, own, refers, by_name)}
+    ancestors = closure({module.identity.name for module in python if module.report} - alone.keys(), importers) | (alone.keys() - by_itself)
+    kept = closure(ancestors, refers) | by_itself | {importer for name in by_itself for importer in importers[name]}
     modules = [module for module in project.modules if module.report or module.identity.name in kept or module.display.endswith(SCANNED_SUFFIXES)]
     left_out = frozenset(name for name in alone if not importers.get(name, set()) <= kept)
-    return Project(project.root, modules, universe=names.modules, importers_left_out=left_out)
+    return Project(project.root, modules, universe=names.modules, importers_left_out=left_out, by_itself=frozenset(by_itself))
+
+
+def _needs_imports(name: str, own: OnItsOwn, refers: Mapping[str, set[str]], modules: Mapping[str, SourceModule]) -> bool:
+    """Whether the module on its own `name` needs what it imports (`OnItsOwn`): the texts of those
+    modules, read for that only where its calls pass arguments to functions, tell whether one may
+    define such a function applying its caller's choice."""
+    if own.imports:
+        return True
+    if not own.callees:
+        return False
+    from repro_lint.facts.callers_choice import may_apply_callers_choice  # loads LibCST, which the engine has loaded to judge the module
+
+    return any(may_apply_callers_choice(_text(modules[other]), own.callees) for other in closure(refers[name], refers) - {name})
 
 
 def _references(module: SourceModule, names: ModuleNames, scanned: ScannedReferences | None) -> frozenset[str]:

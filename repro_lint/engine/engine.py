@@ -25,7 +25,7 @@ from repro_lint.core.records import forget_shared_beyond
 from repro_lint.core.settings import Settings
 from repro_lint.core.source import unpacked
 from repro_lint.engine.cache import AnalysisCache, LastRun, RecordedRun, prune
-from repro_lint.engine.closure import needed
+from repro_lint.engine.closure import OnItsOwn, needed
 from repro_lint.engine.fixes import MAX_FIX_ROUNDS, applicable, apply_fixes
 from repro_lint.engine.heap import collector_paused, freed_memory_returned, kept_out_of_collections
 from repro_lint.engine.last_run import (
@@ -171,32 +171,42 @@ class Engine:
                     refused.append(whole)
                 else:
                     found.extend(answer)
-        # A file read on its own trained when loaded, and modules left out may import it: read them.
+        # A file read on its own trained when loaded, and modules left out may import it, or one read
+        # without what it imports is imported by none read: read them.
         return found + self._findings(refused, read_alone=False) if refused else found
 
-    def _on_their_own(self, project: Project, reported: Sequence[SourceModule]) -> set[str]:
+    def _on_their_own(self, project: Project, reported: Sequence[SourceModule]) -> dict[str, OnItsOwn]:
         """The reported modules whose findings no program but their own decides (engine/closure.py),
         by name: analysed (here, first), none of their findings asks the program model, and no
         enabled project check reports in the kinds of place they hold. No module where a check does
-        not say where it reports."""
+        not say where it reports. Each with what it needs of what it imports: all of it where it is
+        an entry of itself, or holds a place where a check reports what those modules decide
+        (`RuleMeta.imported_sites`; for calls passing arguments, only where a module it imports may
+        define a function they call applying a caller's choice)."""
+        from repro_lint.facts.module_facts import ARGUMENTS
+        from repro_lint.program.model import entry_of_itself
         from repro_lint.rules.registry import REGISTRY
 
         checks = [rule for code in self.enabled if _checks_project(rule := REGISTRY[code])]
         if any(rule.sites is None for rule in checks):
-            return set()
+            return {}
         sites = frozenset().union(*(rule.sites for rule in checks if rule.sites is not None))
+        undeclared = any(rule.imported_sites is None for rule in checks)
+        imported_sites = frozenset().union(*(rule.imported_sites for rule in checks if rule.imported_sites is not None))
         self._analyze_modules([(module, self._cache_for(project)) for module in reported])
-        alone = set()
+        alone = {}
         for module in reported:
             analysis = self._analyze(module)
             try:
-                if (
-                    not has_failed(analysis)
-                    and analysis.facts is not None
-                    and sites.isdisjoint(analysis.facts.sites())
-                    and all(_question(finding, module) is None for finding in analysis.findings)
-                ):
-                    alone.add(module.identity.name)
+                facts = analysis.facts
+                if has_failed(analysis) or facts is None or not sites.isdisjoint(held := facts.sites()):
+                    continue
+                if any(_question(finding, module) is not None for finding in analysis.findings):
+                    continue
+                imports = undeclared or entry_of_itself(facts, self.settings.entry_points) or not (imported_sites - {ARGUMENTS}).isdisjoint(held)
+                calling = ARGUMENTS in imported_sites and ARGUMENTS in held
+                callees = frozenset(target.rpartition(".")[2] for call in facts.arguments for target in call.targets) if calling else frozenset()
+                alone[module.identity.name] = OnItsOwn(imports, callees)
             except Exception:  # a bug here must not cost the run: read with its programs, the module gets the same findings
                 continue
         return alone
@@ -222,7 +232,9 @@ class Engine:
         return answer, last_run
 
     def _last_run(self, project: Project) -> LastRun | None:
-        if not (self.use_cache and project.root):
+        # A module read without what it imports is no entry where one read imports it: a change
+        # elsewhere may leave it imported by none, which its own record cannot tell. Its pass is small.
+        if not (self.use_cache and project.root) or project.by_itself:
             return None
         files = [(module.display, cache_identity(module), None if module.edited else module.path) for module in project.modules]
         writable = not any(module.overridden for module in project.modules)
@@ -363,7 +375,8 @@ class Engine:
 
     def _project_findings(self, project: Project, last_run: LastRun | None) -> list[Finding] | None:
         """The project's findings; None where a module read on its own is a program's entry only if
-        no module left out imports it (`Project.importers_left_out`)."""
+        no module left out imports it (`Project.importers_left_out`), or one read without what it
+        imports is imported by no module (`Project.by_itself`)."""
         # The rules and the program model are imported only here and in the workers: a run that the
         # last run's records answer never loads them, nor LibCST.
         from repro_lint.program.model import ProjectModel
@@ -386,6 +399,8 @@ class Engine:
             try:
                 model = ProjectModel((analysis.facts for analysis in analyses if analysis.facts is not None), self.settings.entry_points)
                 if any(model.is_entry_point(name) and not model.entry_of_itself(name) for name in project.importers_left_out if name in model.modules):
+                    return None
+                if any(not model.is_imported(name) for name in project.by_itself if name in model.modules):
                     return None
                 if program_rules:
                     entries = tuple(program.entry.path for program in model.programs)

@@ -162,6 +162,10 @@ class Project:
     # Reported modules read on their own (closure.py) that modules left out may import: whether one
     # of them that trains when loaded is a program's entry depends on those.
     importers_left_out: frozenset[str] = frozenset()
+    # Reported modules read without what they import (closure.py), with the modules that may import
+    # them: one that none of those imports may be an entry, by what it runs when loaded, which what it
+    # imports decides.
+    by_itself: frozenset[str] = frozenset()
 
 
 def project_display(project: Project) -> str:

@@ -13,6 +13,7 @@ anything else, and `FORWARDED` for a parameter of the calling function (a caller
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 
@@ -28,6 +29,8 @@ from repro_lint.facts.traversal import calls_in, walk
 UNKNOWN = "?"
 FORWARDED = "<parameter>"
 _FLAG_DEFAULTS = frozenset({"True", "False"})
+_CHOOSING_CLASS = "DataLoader"
+_DEFINED = re.compile(r"\bdef(?:\s|\\\r?\n)+(\w+)")
 # Calls into these never reach a project function: their arguments are not recorded.
 _LIBRARY_ROOTS = frozenset({"builtins", "torch", "numpy", "os", "sys", "math", "re", "json", "logging", "random", "time"})
 
@@ -89,6 +92,13 @@ class ArgumentsFact:
         if choice.position is not None and choice.position < len(self.positional):
             return self.positional[choice.position]
         return None if self.unpacked else choice.default
+
+
+def may_apply_callers_choice(text: str, names: frozenset[str]) -> bool:
+    """Whether a module's code (`text`) may define a function named in `names` whose DataLoader
+    applies its caller's choice: only a call of `torch.utils.data.DataLoader` holds one
+    (`FactsCollector.visit_Call`), in a function the module defines, and the code names both."""
+    return _CHOOSING_CLASS in text and not names.isdisjoint(_DEFINED.findall(text))
 
 
 def chosen_names(choices: Iterable[ChoiceFact]) -> frozenset[str]:

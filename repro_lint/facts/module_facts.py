@@ -130,10 +130,11 @@ class SeedReads:
     parsed: tuple[str, ...] = ()  # the names a parse result is bound to (`args = parser.parse_args()`)
 
 
-# The kinds of place in a module where project checks report what the programs running it decide
-# (ModuleFacts.sites): its events of one kind (`events_of_kind`), its seed options, its DataLoaders,
-# its checkpoint saves and restores.
-SEED_OPTIONS, LOADERS, CHECKPOINTS = "seed options", "loaders", "checkpoints"
+# The kinds of place in a module where project checks report what the programs running it, or the
+# functions it calls, decide (ModuleFacts.sites): its events of one kind (`events_of_kind`), its seed
+# options, its DataLoaders, its checkpoint saves and restores, its calls passing arguments to a
+# function that may be the project's (`arguments`).
+SEED_OPTIONS, LOADERS, CHECKPOINTS, ARGUMENTS = "seed options", "loaders", "checkpoints", "arguments"
 
 
 def events_of_kind(kind: str) -> str:
@@ -181,11 +182,13 @@ class ModuleFacts:
 
     def sites(self) -> frozenset[str]:
         """The kinds of place the module holds where a project check may report what the programs
-        running it decide (`RuleMeta.sites` names those of each rule)."""
+        running it, or the functions it calls, decide (`RuleMeta.sites` and `imported_sites` name
+        those of each rule)."""
         held = {
             SEED_OPTIONS: bool(self.seed_options),
             LOADERS: self.datasets is not None and bool(self.datasets.loaders),
             CHECKPOINTS: bool(self.checkpoints.functions),
+            ARGUMENTS: bool(self.arguments),
         }
         events = chain(self.module_events, self.main_events, *(function.events for function in self.functions))
         return frozenset({kind for kind, here in held.items() if here} | {events_of_kind(event.kind) for event in events})

@@ -225,12 +225,12 @@ class ProjectModel:
         return self.entry_of_itself(module) or (module not in self._imported and self.module_trains_on_load(module))
 
     def entry_of_itself(self, module: str) -> bool:
-        """An entry point whatever imports it: a module with a main guard, a notebook, one the
-        `entry-points` setting names."""
-        facts = self.modules[module]
-        if facts.main_guard_line is not None or facts.path.endswith(".ipynb"):
-            return True
-        return any(fnmatch.fnmatch(facts.path, pattern) for pattern in self._entry_point_globs)
+        """An entry point whatever imports it (`entry_of_itself`)."""
+        return entry_of_itself(self.modules[module], self._entry_point_globs)
+
+    def is_imported(self, module: str) -> bool:
+        """Whether some other project module imports `module`."""
+        return module in self._imported
 
     @cached_property
     def _imported(self) -> frozenset[str]:
@@ -577,6 +577,14 @@ def is_inert(
     return all(
         names.split(target, module) is None or (facts_of is not None and denotes_nothing(target, module, names, facts_of)) for target in call.targets
     )
+
+
+def entry_of_itself(facts: ModuleFacts, entry_point_globs: Iterable[str]) -> bool:
+    """Whether the module is an entry point whatever imports it: one with a main guard, a notebook,
+    one the `entry-points` setting (`entry_point_globs`) names."""
+    if facts.main_guard_line is not None or facts.path.endswith(".ipynb"):
+        return True
+    return any(fnmatch.fnmatch(facts.path, pattern) for pattern in entry_point_globs)
 
 
 def is_test_module(path: str) -> bool:

@@ -101,6 +101,7 @@ class CheckpointMissingScheduler(ProgramRule):
     code = "REP401"
     name = "checkpoint-missing-scheduler"
     sites = frozenset({CHECKPOINTS})
+    imported_sites = frozenset()
     fix_availability = FixAvailability.SOMETIMES
 
     def check(self, project: ProjectModel) -> Iterator[Finding]:
@@ -130,6 +131,7 @@ class CheckpointMissingGradScaler(ProgramRule):
     code = "REP403"
     name = "checkpoint-missing-grad-scaler"
     sites = frozenset({CHECKPOINTS})
+    imported_sites = frozenset()
     fix_availability = FixAvailability.SOMETIMES
 
     def check(self, project: ProjectModel) -> Iterator[Finding]:
@@ -150,6 +152,7 @@ class CheckpointMissingRngState(ProgramRule):
     code = "REP402"
     name = "checkpoint-missing-rng-state"
     sites = frozenset({CHECKPOINTS})
+    imported_sites = frozenset()
     fix_availability = FixAvailability.SOMETIMES
 
     def check(self, project: ProjectModel) -> Iterator[Finding]:
@@ -244,6 +247,7 @@ class LossyCheckpointWeights(ProgramRule):
     code = "REP404"
     name = "lossy-checkpoint-weights"
     sites = frozenset({CHECKPOINTS})
+    imported_sites = frozenset()
 
     def check(self, project: ProjectModel) -> Iterator[Finding]:
         model = project_checkpoints(project)
@@ -266,6 +270,7 @@ class ResumeStateNotRestored(ProgramRule):
     code = "REP405"
     name = "resume-state-not-restored"
     sites = frozenset({CHECKPOINTS})
+    imported_sites = frozenset()
 
     def check(self, project: ProjectModel) -> Iterator[Finding]:
         model = project_checkpoints(project)
@@ -300,6 +305,7 @@ class LenientStateDictLoad(ProgramRule):
     code = "REP406"
     name = "lenient-state-dict-load"
     sites = frozenset({CHECKPOINTS})
+    imported_sites = frozenset()
 
     def check(self, project: ProjectModel) -> Iterator[Finding]:
         model = project_checkpoints(project)
@@ -325,6 +331,7 @@ class CheckpointMissingOptimizer(ProgramRule):
     code = "REP407"
     name = "checkpoint-missing-optimizer"
     sites = frozenset({CHECKPOINTS})
+    imported_sites = frozenset()
 
     def check(self, project: ProjectModel) -> Iterator[Finding]:
         model = project_checkpoints(project)

@@ -34,7 +34,7 @@ from repro_lint.facts.dataloader_calls import (
 from repro_lint.facts.callers_choice import UNKNOWN, Choice, taken_for
 from repro_lint.facts.dataset_records import WORKER_NAME, Insertion, LoaderSite, WorkerFixPoint, WorkerFunctionPoint
 from repro_lint.facts.edits import argument, has_star_args, literal, with_keyword
-from repro_lint.facts.module_facts import LOADERS, ModuleFacts
+from repro_lint.facts.module_facts import ARGUMENTS, LOADERS, ModuleFacts
 from repro_lint.facts.module_index import ModuleIndex, bound_values, index_for, replace_in_place, scope_chain
 from repro_lint.facts.names import terminal_name
 from repro_lint.facts.seed_values import SeedValues
@@ -63,6 +63,7 @@ class _AppliesCallersChoice(Rule):
     checks_project = True
     # A call is judged against the functions it runs, whichever program makes it.
     sites = frozenset()
+    imported_sites = frozenset({ARGUMENTS})
     # The DataLoader setting, and what the loader then does wrong (the end of the message).
     choice_setting: ClassVar[str]
     choice_offence: ClassVar[str]
@@ -103,6 +104,7 @@ class DataLoaderSharedWorkerRng(ProgramRule):
     code = "REP201"
     name = "dataloader-shared-worker-rng"
     sites = frozenset({LOADERS})
+    imported_sites = frozenset()
     fix_availability = FixAvailability.SOMETIMES
 
     def check(self, project: ProjectModel) -> Iterator[Finding]:

@@ -200,6 +200,7 @@ class DeterministicAlgorithmsNotEnabled(ProgramRule):
     code = "REP302"
     name = "deterministic-algorithms-not-enabled"
     sites = frozenset({events_of_kind("nondeterministic")})
+    imported_sites = frozenset()
     fix_availability = FixAvailability.SOMETIMES
 
     def check(self, project: ProjectModel) -> Iterator[Finding]:
@@ -276,6 +277,7 @@ class CublasWorkspaceUnset(ProgramRule):
     code = "REP304"
     name = "cublas-workspace-unset"
     sites = frozenset()
+    imported_sites = frozenset()
     fix_availability = FixAvailability.SOMETIMES
 
     def check(self, project: ProjectModel) -> Iterator[Finding]:

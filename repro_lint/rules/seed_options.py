@@ -22,6 +22,7 @@ class OptionalSeedDefaultNone(ProgramRule):
     code = "REP108"
     name = "optional-seed-default-none"
     sites = frozenset({SEED_OPTIONS})
+    imported_sites = frozenset()
     fix_availability = FixAvailability.SOMETIMES
     fixes_first = True
 
@@ -61,6 +62,7 @@ class SeedOptionUnused(ProgramRule):
     code = "REP109"
     name = "seed-option-unused"
     sites = frozenset({SEED_OPTIONS})
+    imported_sites = frozenset()
 
     def check(self, project: ProjectModel) -> Iterator[Finding]:
         # An option is reported when no program holding it uses it; the message names the first

@@ -13,7 +13,7 @@ from repro_lint.core.source import Position
 from repro_lint.facts.context import FileContext
 from repro_lint.facts.edits import argument, has_star_args, literal
 from repro_lint.facts.events import NUMPY, RANDOM, TORCH, short, tables
-from repro_lint.facts.module_facts import ModuleFacts
+from repro_lint.facts.module_facts import ModuleFacts, events_of_kind
 from repro_lint.facts.module_index import index_for
 from repro_lint.facts.names import dotted_name
 from repro_lint.facts.traversal import walk
@@ -79,6 +79,7 @@ class MissingTorchSeed(ProgramRule):
     code = "REP101"
     name = "missing-torch-seed"
     sites = frozenset()
+    imported_sites = frozenset()
     fix_availability = FixAvailability.SOMETIMES
 
     def check(self, project: ProjectModel) -> Iterator[Finding]:
@@ -105,6 +106,7 @@ class MissingLibrarySeed(ProgramRule):
     code = "REP102"
     name = "missing-library-seed"
     sites = frozenset()
+    imported_sites = frozenset()
     fix_availability = FixAvailability.SOMETIMES
 
     _CALLS = {NUMPY: ("numpy", "{}.random.seed({})"), RANDOM: ("random", "{}.seed({})")}
@@ -315,8 +317,10 @@ class SeedAfterRandomness(ProgramRule):
 
     code = "REP105"
     name = "seed-after-randomness"
-    # A seed is judged by what runs before it in its body, whichever program runs that.
+    # A seed is judged by what runs before it in its body, whichever program runs that: the draws
+    # of the functions it calls too.
     sites = frozenset()
+    imported_sites = frozenset({events_of_kind("seed")})
     fix_availability = FixAvailability.SOMETIMES
 
     def check(self, project: ProjectModel) -> Iterator[Finding]:
