@@ -15,7 +15,8 @@ from repro_lint.engine.discovery import discover
 from repro_lint.engine.modules import Project, group_projects
 from repro_lint.engine.pipeline import lint_paths
 from repro_lint.facts.callers_choice import may_apply_callers_choice
-from repro_lint.facts.module_facts import ARGUMENTS, CHECKPOINTS, LOADERS, SEED_OPTIONS, ModuleFacts, events_of_kind
+from repro_lint.facts.events import TORCH
+from repro_lint.facts.module_facts import ARGUMENTS, CHECKPOINTS, LOADERS, SEED_OPTIONS, ModuleFacts, events_of_kind, seeds_of
 from repro_lint.program.module_names import ModuleNames
 from repro_lint.rules.registry import REGISTRY
 from test_properties import CORPUS, _write
@@ -316,7 +317,7 @@ def test_a_module_holding_a_rules_sites_is_read_with_its_programs(kind, project,
 # imports decide (RuleMeta.imported_sites), and no other; the rule whose finding there lib/work.py
 # decides.
 IMPORTED_SITES = {
-    events_of_kind("seed"): (
+    seeds_of(TORCH): (
         "REP105",
         {
             "lib/seeding.py": "import torch\n\nfrom lib.work import warm_up\n\n\ndef setup():\n    warm_up()\n    torch.manual_seed(0)\n",
@@ -354,15 +355,20 @@ def test_a_module_holding_a_rules_imported_sites_is_read_with_what_it_imports(ki
     assert code not in {finding.code for finding in lint_paths([Path("lib/seeding.py")], settings).findings}
 
 
-def test_a_module_on_its_own_calling_no_function_that_applies_a_choice_is_read_by_itself(project, monkeypatch) -> None:
-    # lib/seeding.py passes arguments to a function of lib/work.py, which builds no DataLoader: it is
-    # read with its importer only, not with what it imports.
-    files = {
-        "lib/__init__.py": "",
-        "lib/seeding.py": "from lib.work import make\n\n\ndef loader(dataset):\n    return make(dataset, shuffle=True)\n",
-        "lib/work.py": "def make(dataset, shuffle=False):\n    return sorted(dataset) if shuffle else dataset\n",
-        "train.py": _trains("from lib.seeding import loader", batches="loader([torch.randn(4, 2)])"),
-    }
+@pytest.mark.parametrize(
+    ("seeding", "work"),
+    [
+        # It passes arguments to a function of lib/work.py, which builds no DataLoader.
+        ("from lib.work import make\n\n\ndef loader(dataset):\n    return make(dataset, shuffle=True)\n",
+         "def make(dataset, shuffle=False):\n    return sorted(dataset) if shuffle else dataset\n"),
+        # It seeds `random` after a call of a function drawing from torch: REP105 judges torch's seeds.
+        ("import random\n\nfrom lib.work import warm_up\n\n\ndef loader(dataset):\n    warm_up()\n    random.seed(0)\n    return dataset\n",
+         "import torch\n\n\ndef warm_up():\n    return torch.randn(2)\n"),
+    ],
+)
+def test_a_module_on_its_own_that_what_it_imports_cannot_judge_is_read_by_itself(seeding: str, work: str, project, monkeypatch) -> None:
+    # Read with its importer only, not with what it imports.
+    files = {"lib/__init__.py": "", "lib/seeding.py": seeding, "lib/work.py": work, "train.py": _trains("from lib.seeding import loader", batches="loader([torch.randn(4, 2)])")}
     root = project(files)
     monkeypatch.chdir(root)
     settings = Settings()

@@ -11,8 +11,8 @@ reports what the programs running it decide) needs only what it imports, for its
 where it is an entry. Whether it is one may depend on its importers, left out: a module that
 trains when loaded is an entry where no module imports it. The engine then reads them too.
 Such a module that some module imports, and that is no entry of itself, needs even less: what it
-imports decides its findings only through the places the engine names (a seed after draws made in
-called functions), or through the functions its calls pass arguments to, where a module it imports
+imports decides its findings only through the places the engine names (a torch seed after draws
+made in called functions), or through the functions its calls pass arguments to, where a module it imports
 may define one applying its caller's choice (facts/callers_choice.py). Without either, it is read
 alone.
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Hashable, Iterator
 from dataclasses import dataclass, field, replace
-from itertools import chain
 from typing import Any, TypeVar
 
 import libcst as cst
@@ -131,15 +130,20 @@ class SeedReads:
 
 
 # The kinds of place in a module where project checks report what the programs running it, or the
-# functions it calls, decide (ModuleFacts.sites): its events of one kind (`events_of_kind`), its seed
-# options, its DataLoaders, its checkpoint saves and restores, its calls passing arguments to a
-# function that may be the project's (`arguments`).
+# functions it calls, decide (ModuleFacts.sites): its events of one kind (`events_of_kind`), its
+# seeding of one generator (`seeds_of`), its seed options, its DataLoaders, its checkpoint saves and
+# restores, its calls passing arguments to a function that may be the project's (`arguments`).
 SEED_OPTIONS, LOADERS, CHECKPOINTS, ARGUMENTS = "seed options", "loaders", "checkpoints", "arguments"
 
 
 def events_of_kind(kind: str) -> str:
     """The kind of place that a module's events of `kind` (Event.kind) are."""
     return f"{kind} events"
+
+
+def seeds_of(rng: str) -> str:
+    """The kind of place that a module's seeding of the generator `rng` (Event.rng) is."""
+    return f"{rng} seeds"
 
 
 @pickled_by_constructor(shared_items=("imports", "bindings"))
@@ -190,8 +194,9 @@ class ModuleFacts:
             CHECKPOINTS: bool(self.checkpoints.functions),
             ARGUMENTS: bool(self.arguments),
         }
-        events = chain(self.module_events, self.main_events, *(function.events for function in self.functions))
-        return frozenset({kind for kind, here in held.items() if here} | {events_of_kind(event.kind) for event in events})
+        events = [*self.module_events, *self.main_events, *(event for function in self.functions for event in function.events)]
+        kinds = {events_of_kind(event.kind) for event in events} | {seeds_of(event.rng) for event in events if event.kind == "seed"}
+        return frozenset({kind for kind, here in held.items() if here} | kinds)
 
     def binding(self, name: str) -> tuple[str, ...]:
         # `bindings` is sorted by name: a look-up needs no dict (the project pass makes 60,000 of them
