@@ -217,11 +217,15 @@ def test_a_module_on_its_own_that_trains_when_loaded_is_read_with_its_importers(
     # A module that trains when loaded is a program's entry where no module imports it. lib/named.py,
     # which trains through the function it imports, is only named by main.py, which imports the
     # package: no module imports it.
-    main = "import lib\nimport lib.loop\nimport lib.seeded\n\nif __name__ == '__main__':\n    print(lib.loop.model, lib.seeded.model, lib.named.model)\n"
+    main = (
+        "import lib\nimport lib.leaf\nimport lib.loop\nimport lib.seeded\n\n"
+        "if __name__ == '__main__':\n    print(lib.leaf.model, lib.loop.model, lib.seeded.model, lib.named.model)\n"
+    )
     steps = "import torch\n\n\ndef train():\n    model = torch.nn.Linear(2, 2)\n    model(torch.ones(2)).sum().backward()\n    return model\n"
     files = {
         "lib/__init__.py": "",
-        "lib/loop.py": _LOOP,
+        "lib/leaf.py": _LOOP,
+        "lib/loop.py": "from lib.steps import train\n\n" + _LOOP,
         "lib/seeded.py": _SEEDED_LOOP,
         "lib/named.py": "from lib.steps import train\n\nmodel = train()\n",
         "lib/steps.py": steps,
@@ -234,12 +238,15 @@ def test_a_module_on_its_own_that_trains_when_loaded_is_read_with_its_importers(
     audit = lint_paths([Path(".")], settings).findings
     assert {finding.path for finding in audit if finding.code == "REP101"} == {"run.py", "lib/named.py"}
     read = _needed_calls(monkeypatch)
-    every = ["lib/__init__.py", "lib/loop.py", "lib/named.py", "lib/seeded.py", "lib/steps.py", "main.py"]
+    every = ["lib/__init__.py", "lib/leaf.py", "lib/loop.py", "lib/named.py", "lib/seeded.py", "lib/steps.py", "main.py"]
     for path, kept in (
         # Nothing imports it: read with what it imports.
         ("run.py", [["run.py"]]),
         # Read without what it imports, with the module importing it, which tells it is no entry.
         ("lib/loop.py", [["lib/loop.py", "main.py"]]),
+        # It imports nothing of the project, fewer than its importers: read on its own, which
+        # proves it an entry there, then with its programs.
+        ("lib/leaf.py", [["lib/leaf.py"], every]),
         # Its seed needs what it imports (REP105): read on its own first, which proves it an entry
         # there, then with its importer.
         ("lib/seeded.py", [["lib/seeded.py"], every]),
@@ -376,6 +383,22 @@ def test_a_module_on_its_own_that_what_it_imports_cannot_judge_is_read_by_itself
     read = _needed_calls(monkeypatch)
     assert lint_paths([Path("lib/seeding.py")], settings).findings == audit
     assert [sorted(module.identity.relative_path for module in project.modules) for project in read] == [["lib/seeding.py", "train.py"]]
+
+
+def test_a_failure_reading_what_a_module_imports_reads_it(project, monkeypatch) -> None:
+    _, files = IMPORTED_SITES[ARGUMENTS]
+    root = project({"lib/__init__.py": "", **files})
+    monkeypatch.chdir(root)
+    audit = [finding for finding in lint_paths([Path(".")], Settings()).findings if finding.path == "lib/seeding.py"]
+
+    def broken(text: str, names: frozenset[str]) -> bool:
+        raise ValueError("a bug of the text check")
+
+    monkeypatch.setattr("repro_lint.facts.callers_choice.may_apply_callers_choice", broken)
+    read = _needed_calls(monkeypatch)
+    result = lint_paths([Path("lib/seeding.py")], Settings())
+    assert result.findings == audit and result.problems == []
+    assert "lib/work.py" in {module.identity.relative_path for module in read[0].modules}
 
 
 @pytest.mark.parametrize(

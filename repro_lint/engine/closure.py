@@ -12,9 +12,10 @@ where it is an entry. Whether it is one may depend on its importers, left out: a
 trains when loaded is an entry where no module imports it. The engine then reads them too.
 Such a module that some module imports, and that is no entry of itself, needs even less: what it
 imports decides its findings only through the places the engine names (a torch seed after draws
-made in called functions), or through the functions its calls pass arguments to, where a module it imports
-may define one applying its caller's choice (facts/callers_choice.py). Without either, it is read
-alone.
+made in called functions), or through the functions its calls pass arguments to, where a module
+it imports may define one applying its caller's choice (facts/callers_choice.py). Without either,
+it is read with the modules importing it, which tell that it is no entry, where they are no more
+than what it imports.
 
 Which modules a module may refer to is read from its text alone, before any parse: its import
 statements, and the dotted names it writes (`pkg.sub.f()` after `import pkg` reaches `pkg.sub`
@@ -97,7 +98,7 @@ def needed(
     by_name = {module.identity.name: module for module in python}
     # Read without what it imports, a module is no entry only where a module imports it: its
     # importers are read too (not what they import), for the pass to tell (`Project.by_itself`).
-    by_itself = {name for name, own in alone.items() if importers.get(name) and not _needs_imports(name, own, refers, by_name)}
+    by_itself = {name for name, own in alone.items() if _by_itself(name, own, refers, importers, by_name)}
     ancestors = closure({module.identity.name for module in python if module.report} - alone.keys(), importers) | (alone.keys() - by_itself)
     kept = closure(ancestors, refers) | by_itself | {importer for name in by_itself for importer in importers[name]}
     modules = [module for module in project.modules if module.report or module.identity.name in kept or module.display.endswith(SCANNED_SUFFIXES)]
@@ -105,17 +106,24 @@ def needed(
     return Project(project.root, modules, universe=names.modules, importers_left_out=left_out, by_itself=frozenset(by_itself))
 
 
-def _needs_imports(name: str, own: OnItsOwn, refers: Mapping[str, set[str]], modules: Mapping[str, SourceModule]) -> bool:
-    """Whether the module on its own `name` needs what it imports (`OnItsOwn`): the texts of those
-    modules, read for that only where its calls pass arguments to functions, tell whether one may
-    define such a function applying its caller's choice."""
-    if own.imports:
-        return True
-    if not own.callees:
+def _by_itself(
+    name: str, own: OnItsOwn, refers: Mapping[str, set[str]], importers: Mapping[str, set[str]], modules: Mapping[str, SourceModule]
+) -> bool:
+    """Whether the module on its own `name` is read with its importers instead of what it imports:
+    where it needs none of that (`OnItsOwn`), and they are no more. The texts of what it imports are
+    read for that only where its calls pass arguments to functions: they tell whether one may define
+    such a function applying its caller's choice."""
+    imported = closure(refers[name], refers) - {name}
+    if own.imports or not 0 < len(importers.get(name, ())) <= len(imported):
         return False
+    if not own.callees:
+        return True
     from repro_lint.facts.callers_choice import may_apply_callers_choice  # loads LibCST, which the engine has loaded to judge the module
 
-    return any(may_apply_callers_choice(_text(modules[other]), own.callees) for other in closure(refers[name], refers) - {name})
+    try:
+        return not any(may_apply_callers_choice(_text(modules[other]), own.callees) for other in imported)
+    except Exception:  # a bug here must not cost the run: read with what it imports, the module gets the same findings
+        return False
 
 
 def _references(module: SourceModule, names: ModuleNames, scanned: ScannedReferences | None) -> frozenset[str]:
