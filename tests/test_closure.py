@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import repro_lint.engine.engine as engine_module
+from repro_lint.core.findings import Finding
 from repro_lint.core.settings import Settings
 from repro_lint.engine.closure import OnItsOwn, needed, references
 from repro_lint.engine.discovery import discover
@@ -302,21 +303,30 @@ SITES = {
 }
 
 
+def _audit(files: dict[str, str], path: str, project, monkeypatch: pytest.MonkeyPatch) -> list[Finding]:
+    """The findings an audit of the project of `files` (and a package `lib`) gives `path`."""
+    monkeypatch.chdir(project({"lib/__init__.py": "", **files}))
+    return [finding for finding in lint_paths([Path(".")], Settings()).findings if finding.path == path]
+
+
+def _undeclare(kind: str, declaration: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Take `kind` out of every rule's `declaration` (`sites` or `imported_sites`)."""
+    for rule in REGISTRY.values():
+        declared = getattr(rule, declaration)
+        if declared is not None and kind in declared:
+            monkeypatch.setattr(rule, declaration, declared - {kind})
+
+
 @pytest.mark.parametrize("kind", sorted(SITES))
 def test_a_module_holding_a_rules_sites_is_read_with_its_programs(kind, project, monkeypatch) -> None:
     code, files = SITES[kind]
-    root = project({"lib/__init__.py": "", **files})
-    monkeypatch.chdir(root)
     library = next(name for name in files if name.startswith("lib/") and name != "lib/api.py")
-    settings = Settings()
-    audit = [finding for finding in lint_paths([Path(".")], settings).findings if finding.path == library]
-    assert lint_paths([Path(library)], settings).findings == audit
+    audit = _audit(files, library, project, monkeypatch)
+    assert lint_paths([Path(library)], Settings()).findings == audit
     # Where no rule declared that kind of place, the module would count as on its own, and the
     # finding would be decided without the program.
-    for rule in REGISTRY.values():
-        if rule.sites is not None and kind in rule.sites:
-            monkeypatch.setattr(rule, "sites", rule.sites - {kind})
-    alone = lint_paths([Path(library)], settings).findings
+    _undeclare(kind, "sites", monkeypatch)
+    alone = lint_paths([Path(library)], Settings()).findings
     assert (code in {finding.code for finding in audit}) != (code in {finding.code for finding in alone})
 
 
@@ -347,19 +357,14 @@ IMPORTED_SITES = {
 @pytest.mark.parametrize("kind", sorted(IMPORTED_SITES))
 def test_a_module_holding_a_rules_imported_sites_is_read_with_what_it_imports(kind, project, monkeypatch) -> None:
     code, files = IMPORTED_SITES[kind]
-    root = project({"lib/__init__.py": "", **files})
-    monkeypatch.chdir(root)
-    settings = Settings()
-    audit = [finding for finding in lint_paths([Path(".")], settings).findings if finding.path == "lib/seeding.py"]
+    audit = _audit(files, "lib/seeding.py", project, monkeypatch)
     assert code in {finding.code for finding in audit}
     read = _needed_calls(monkeypatch)
-    assert lint_paths([Path("lib/seeding.py")], settings).findings == audit
+    assert lint_paths([Path("lib/seeding.py")], Settings()).findings == audit
     assert "lib/work.py" in {module.identity.relative_path for module in read[0].modules}
     # Where no rule declared that kind of place, the module would be read without lib/work.py.
-    for rule in REGISTRY.values():
-        if rule.imported_sites is not None and kind in rule.imported_sites:
-            monkeypatch.setattr(rule, "imported_sites", rule.imported_sites - {kind})
-    assert code not in {finding.code for finding in lint_paths([Path("lib/seeding.py")], settings).findings}
+    _undeclare(kind, "imported_sites", monkeypatch)
+    assert code not in {finding.code for finding in lint_paths([Path("lib/seeding.py")], Settings()).findings}
 
 
 @pytest.mark.parametrize(
@@ -375,21 +380,15 @@ def test_a_module_holding_a_rules_imported_sites_is_read_with_what_it_imports(ki
 )
 def test_a_module_on_its_own_that_what_it_imports_cannot_judge_is_read_by_itself(seeding: str, work: str, project, monkeypatch) -> None:
     # Read with its importer only, not with what it imports.
-    files = {"lib/__init__.py": "", "lib/seeding.py": seeding, "lib/work.py": work, "train.py": _trains("from lib.seeding import loader", batches="loader([torch.randn(4, 2)])")}
-    root = project(files)
-    monkeypatch.chdir(root)
-    settings = Settings()
-    audit = [finding for finding in lint_paths([Path(".")], settings).findings if finding.path == "lib/seeding.py"]
+    files = {"lib/seeding.py": seeding, "lib/work.py": work, "train.py": _trains("from lib.seeding import loader", batches="loader([torch.randn(4, 2)])")}
+    audit = _audit(files, "lib/seeding.py", project, monkeypatch)
     read = _needed_calls(monkeypatch)
-    assert lint_paths([Path("lib/seeding.py")], settings).findings == audit
+    assert lint_paths([Path("lib/seeding.py")], Settings()).findings == audit
     assert [sorted(module.identity.relative_path for module in project.modules) for project in read] == [["lib/seeding.py", "train.py"]]
 
 
 def test_a_failure_reading_what_a_module_imports_reads_it(project, monkeypatch) -> None:
-    _, files = IMPORTED_SITES[ARGUMENTS]
-    root = project({"lib/__init__.py": "", **files})
-    monkeypatch.chdir(root)
-    audit = [finding for finding in lint_paths([Path(".")], Settings()).findings if finding.path == "lib/seeding.py"]
+    audit = _audit(IMPORTED_SITES[ARGUMENTS][1], "lib/seeding.py", project, monkeypatch)
 
     def broken(text: str, names: frozenset[str]) -> bool:
         raise ValueError("a bug of the text check")
