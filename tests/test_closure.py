@@ -17,7 +17,7 @@ from repro_lint.engine.modules import Project, group_projects
 from repro_lint.engine.pipeline import lint_paths
 from repro_lint.facts.callers_choice import may_apply_callers_choice
 from repro_lint.facts.events import TORCH
-from repro_lint.facts.module_facts import ARGUMENTS, CHECKPOINTS, LOADERS, SEED_OPTIONS, ModuleFacts, events_of_kind, seeds_of
+from repro_lint.facts.module_facts import ARGUMENTS, CHECKPOINTS, LOADERS, SEED_OPTIONS, ModuleFacts, events_of_kind, seeds_after_calls
 from repro_lint.program.module_names import ModuleNames
 from repro_lint.rules.registry import REGISTRY
 from test_properties import CORPUS, _write
@@ -334,7 +334,7 @@ def test_a_module_holding_a_rules_sites_is_read_with_its_programs(kind, project,
 # imports decide (RuleMeta.imported_sites), and no other; the rule whose finding there lib/work.py
 # decides.
 IMPORTED_SITES = {
-    seeds_of(TORCH): (
+    seeds_after_calls(TORCH): (
         "REP105",
         {
             "lib/seeding.py": "import torch\n\nfrom lib.work import warm_up\n\n\ndef setup():\n    warm_up()\n    torch.manual_seed(0)\n",
@@ -375,6 +375,9 @@ def test_a_module_holding_a_rules_imported_sites_is_read_with_what_it_imports(ki
          "def make(dataset, shuffle=False):\n    return sorted(dataset) if shuffle else dataset\n"),
         # It seeds `random` after a call of a function drawing from torch: REP105 judges torch's seeds.
         ("import random\n\nfrom lib.work import warm_up\n\n\ndef loader(dataset):\n    warm_up()\n    random.seed(0)\n    return dataset\n",
+         "import torch\n\n\ndef warm_up():\n    return torch.randn(2)\n"),
+        # It seeds torch before any call of its body (and the module's body, after its call, does not).
+        ("import torch\n\nfrom lib.work import warm_up\n\nwarm_up()\n\n\ndef loader(dataset):\n    torch.manual_seed(0)\n    warm_up()\n    return dataset\n",
          "import torch\n\n\ndef warm_up():\n    return torch.randn(2)\n"),
     ],
 )

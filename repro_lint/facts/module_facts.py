@@ -131,7 +131,7 @@ class SeedReads:
 
 # The kinds of place in a module where project checks report what the programs running it, or the
 # functions it calls, decide (ModuleFacts.sites): its events of one kind (`events_of_kind`), its
-# seeding of one generator (`seeds_of`), its seed options, its DataLoaders, its checkpoint saves and
+# first seeding of one generator in a body after calls made there (`seeds_after_calls`), its seed options, its DataLoaders, its checkpoint saves and
 # restores, its calls passing arguments to a function that may be the project's (`arguments`).
 SEED_OPTIONS, LOADERS, CHECKPOINTS, ARGUMENTS = "seed options", "loaders", "checkpoints", "arguments"
 
@@ -141,9 +141,11 @@ def events_of_kind(kind: str) -> str:
     return f"{kind} events"
 
 
-def seeds_of(rng: str) -> str:
-    """The kind of place that a module's seeding of the generator `rng` (Event.rng) is."""
-    return f"{rng} seeds"
+def seeds_after_calls(rng: str) -> str:
+    """The kind of place that the first seeding of the generator `rng` (Event.rng) in a body (a
+    function's, or the module's with its main block) is, where calls made in that body come before
+    it, on earlier lines: what those calls run may draw first."""
+    return f"{rng} seeds after calls"
 
 
 @pickled_by_constructor(shared_items=("imports", "bindings"))
@@ -194,8 +196,15 @@ class ModuleFacts:
             CHECKPOINTS: bool(self.checkpoints.functions),
             ARGUMENTS: bool(self.arguments),
         }
-        events = [*self.module_events, *self.main_events, *(event for function in self.functions for event in function.events)]
-        kinds = {events_of_kind(event.kind) for event in events} | {seeds_of(event.rng) for event in events if event.kind == "seed"}
+        bodies = [(self.module_events + self.main_events, self.module_calls + self.main_calls)]
+        bodies += [(function.events, function.calls) for function in self.functions]
+        kinds = {events_of_kind(event.kind) for events, _ in bodies for event in events}
+        for events, calls in bodies:
+            first: dict[str, int] = {}
+            for event in events:
+                if event.kind == "seed":
+                    first.setdefault(event.rng, event.line)
+            kinds |= {seeds_after_calls(rng) for rng, line in first.items() if any(call.line < line for call in calls)}
         return frozenset({kind for kind, here in held.items() if here} | kinds)
 
     def binding(self, name: str) -> tuple[str, ...]:

@@ -31,7 +31,7 @@ class RuleMeta:
     # needs the programs around a file only where some rule may report so in it (engine/closure.py).
     sites: ClassVar[frozenset[str] | None] = None
     # Where, beside `sites`, its project check may report in a module what the modules that module
-    # imports decide: a torch seed after draws made in the functions it calls, a call giving a function
+    # imports decide: a torch seed after calls of functions that may draw, a call giving a function
     # the value its DataLoader applies. Not counted, as for `sites`: an entry's main guard. None,
     # undeclared, where it may report so anywhere. A run on some files reads a module on its own
     # alone where no rule may report so in it (engine/closure.py).

@@ -13,7 +13,7 @@ from repro_lint.core.source import Position
 from repro_lint.facts.context import FileContext
 from repro_lint.facts.edits import argument, has_star_args, literal
 from repro_lint.facts.events import NUMPY, RANDOM, TORCH, short, tables
-from repro_lint.facts.module_facts import ModuleFacts, seeds_of
+from repro_lint.facts.module_facts import ModuleFacts, seeds_after_calls
 from repro_lint.facts.module_index import index_for
 from repro_lint.facts.names import dotted_name
 from repro_lint.facts.traversal import walk
@@ -320,7 +320,7 @@ class SeedAfterRandomness(ProgramRule):
     # A seed is judged by what runs before it in its body, whichever program runs that: the draws
     # of the functions it calls too.
     sites = frozenset()
-    imported_sites = frozenset({seeds_of(TORCH)})
+    imported_sites = frozenset({seeds_after_calls(TORCH)})
     fix_availability = FixAvailability.SOMETIMES
 
     def check(self, project: ProjectModel) -> Iterator[Finding]:
