@@ -211,7 +211,8 @@ for epoch in range(3):
 """
 
 
-_SEEDED_LOOP = _LOOP.replace("model = ", "torch.manual_seed(0)\nmodel = ")
+# A torch seed after a call (REP105 counts what the calls before a seed run).
+_SEEDED_LOOP = "from lib.steps import train\n\n" + _LOOP.replace("model = ", "print(0)\ntorch.manual_seed(0)\nmodel = ")
 
 
 def test_a_module_on_its_own_that_trains_when_loaded_is_read_with_its_importers(project, monkeypatch) -> None:
@@ -248,9 +249,9 @@ def test_a_module_on_its_own_that_trains_when_loaded_is_read_with_its_importers(
         # It imports nothing of the project, fewer than its importers: read on its own, which
         # proves it an entry there, then with its programs.
         ("lib/leaf.py", [["lib/leaf.py"], every]),
-        # Its seed needs what it imports (REP105): read on its own first, which proves it an entry
-        # there, then with its importer.
-        ("lib/seeded.py", [["lib/seeded.py"], every]),
+        # Its seed after a call needs what it imports (REP105): read with that first, which proves
+        # it an entry there, then with its importer.
+        ("lib/seeded.py", [["lib/__init__.py", "lib/seeded.py", "lib/steps.py"], every]),
         # Read with the module naming it, which does not import it: then with its programs.
         ("lib/named.py", [["lib/named.py", "main.py"], every]),
     ):
