@@ -131,8 +131,9 @@ class SeedReads:
 
 # The kinds of place in a module where project checks report what the programs running it, or the
 # functions it calls, decide (ModuleFacts.sites): its events of one kind (`events_of_kind`), its
-# first seeding of one generator in a body after calls made there (`seeds_after_calls`), its seed options, its DataLoaders, its checkpoint saves and
-# restores, its calls passing arguments to a function that may be the project's (`arguments`).
+# first seeding of one generator in a body after calls made there (`seeds_after_calls`), its seed
+# options, its DataLoaders, its checkpoint saves and restores, its calls passing arguments to a
+# function that may be the project's (`arguments`).
 SEED_OPTIONS, LOADERS, CHECKPOINTS, ARGUMENTS = "seed options", "loaders", "checkpoints", "arguments"
 
 
