@@ -113,8 +113,10 @@ def _by_itself(
     where it needs none of that (`OnItsOwn`), and they are no more. The texts of what it imports are
     read for that only where its calls pass arguments to functions: they tell whether one may define
     such a function applying its caller's choice."""
+    if own.imports or not importers.get(name):
+        return False
     imported = closure(refers[name], refers) - {name}
-    if own.imports or not 0 < len(importers.get(name, ())) <= len(imported):
+    if len(importers[name]) > len(imported):
         return False
     if not own.callees:
         return True

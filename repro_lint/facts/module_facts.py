@@ -187,6 +187,13 @@ class ModuleFacts:
         for function in self.functions:
             yield from function.calls
 
+    def bodies(self) -> list[tuple[tuple[Event, ...], tuple[CallFact, ...]]]:
+        """The events and calls of each body the module runs in order: the module's with its main
+        block, and each function's."""
+        return [(self.module_events + self.main_events, self.module_calls + self.main_calls)] + [
+            (function.events, function.calls) for function in self.functions
+        ]
+
     def sites(self) -> frozenset[str]:
         """The kinds of place the module holds where a project check may report what the programs
         running it, or the functions it calls, decide (`RuleMeta.sites` and `imported_sites` name
@@ -197,8 +204,7 @@ class ModuleFacts:
             CHECKPOINTS: bool(self.checkpoints.functions),
             ARGUMENTS: bool(self.arguments),
         }
-        bodies = [(self.module_events + self.main_events, self.module_calls + self.main_calls)]
-        bodies += [(function.events, function.calls) for function in self.functions]
+        bodies = self.bodies()
         kinds = {events_of_kind(event.kind) for events, _ in bodies for event in events}
         for events, calls in bodies:
             first: dict[str, int] = {}

@@ -329,9 +329,7 @@ class SeedAfterRandomness(ProgramRule):
         # is not initialisation.
         consuming_without_init = project.calls.functions_drawing(TORCH, initialising=False)
         for facts in project.modules.values():
-            bodies = [(facts.module_events + facts.main_events, facts.module_calls + facts.main_calls)]
-            bodies += [(function.events, function.calls) for function in facts.functions]
-            for events, calls in bodies:
+            for events, calls in facts.bodies():
                 seeds = [event for event in events if event.kind == "seed" and event.rng == TORCH]
                 if not seeds:
                     continue
