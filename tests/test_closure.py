@@ -211,8 +211,8 @@ for epoch in range(3):
 """
 
 
-# A torch seed after a call (REP105 counts what the calls before a seed run).
-_SEEDED_LOOP = "from lib.steps import train\n\n" + _LOOP.replace("model = ", "print(0)\ntorch.manual_seed(0)\nmodel = ")
+# A torch seed after a call of a project function (REP105 counts what the calls before a seed run).
+_SEEDED_LOOP = "from lib.steps import train\n\n" + _LOOP.replace("model = ", "train()\ntorch.manual_seed(0)\nmodel = ")
 
 
 def test_a_module_on_its_own_that_trains_when_loaded_is_read_with_its_importers(project, monkeypatch) -> None:
@@ -380,6 +380,12 @@ def test_a_module_holding_a_rules_imported_sites_is_read_with_what_it_imports(ki
         # It seeds torch before any call of its body (and the module's body, after its call, does not).
         ("import torch\n\nfrom lib.work import warm_up\n\nwarm_up()\n\n\ndef loader(dataset):\n    torch.manual_seed(0)\n    warm_up()\n    return dataset\n",
          "import torch\n\n\ndef warm_up():\n    return torch.randn(2)\n"),
+        # It seeds torch after calls of libraries' functions alone, and of an unknown object's method
+        # (which REP105 does not follow), though a function of lib/work.py of the same name draws.
+        ("import logging\nimport random\n\nimport numpy as np\nimport torch\n\nfrom lib.work import warm_up\n\nlog = logging.getLogger()\n\n\n"
+         "def loader(dataset):\n    random.seed(0)\n    np.random.seed(0)\n    print(len(dataset))\n    log.warm_up()\n    torch.manual_seed(0)\n"
+         "    warm_up()\n    return dataset\n",
+         "import torch\n\n\ndef warm_up():\n    return torch.randn(2)\n"),
     ],
 )
 def test_a_module_on_its_own_that_what_it_imports_cannot_judge_is_read_by_itself(seeding: str, work: str, project, monkeypatch) -> None:
@@ -389,6 +395,20 @@ def test_a_module_on_its_own_that_what_it_imports_cannot_judge_is_read_by_itself
     read = _needed_calls(monkeypatch)
     assert lint_paths([Path("lib/seeding.py")], Settings()).findings == audit
     assert [sorted(module.identity.relative_path for module in project.modules) for project in read] == [["lib/seeding.py", "train.py"]]
+
+
+def test_a_call_of_a_project_module_named_as_a_library_is_read_with_what_it_imports(project, monkeypatch) -> None:
+    # The project's own random.py shadows the standard library's: its seed() draws from torch.
+    files = {
+        "lib/seeding.py": "import random\n\nimport torch\n\n\ndef setup():\n    random.seed(0)\n    torch.manual_seed(0)\n",
+        "random.py": "import torch\n\n\ndef seed(value):\n    return torch.randn(value)\n",
+        "train.py": _trains("from lib.seeding import setup", before="setup()"),
+    }
+    audit = _audit(files, "lib/seeding.py", project, monkeypatch)
+    assert "REP105" in {finding.code for finding in audit}
+    read = _needed_calls(monkeypatch)
+    assert lint_paths([Path("lib/seeding.py")], Settings()).findings == audit
+    assert "random.py" in {module.identity.relative_path for module in read[0].modules}
 
 
 def test_a_failure_reading_what_a_module_imports_reads_it(project, monkeypatch) -> None:

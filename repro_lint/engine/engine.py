@@ -194,12 +194,15 @@ class Engine:
         undeclared = any(rule.imported_sites is None for rule in checks)
         imported_sites = frozenset().union(*(rule.imported_sites for rule in checks if rule.imported_sites is not None))
         self._analyze_modules([(module, self._cache_for(project)) for module in reported])
+        # A call of a library's function runs none of the project's: a torch seed after such calls
+        # alone is judged by its body (ModuleFacts.sites).
+        outside = ModuleNames(module.identity.name for module in project.modules).outside
         alone = {}
         for module in reported:
             analysis = self._analyze(module)
             try:
                 facts = analysis.facts
-                if has_failed(analysis) or facts is None or not sites.isdisjoint(held := facts.sites()):
+                if has_failed(analysis) or facts is None or not sites.isdisjoint(held := facts.sites(outside)):
                     continue
                 if any(_question(finding, module) is not None for finding in analysis.findings):
                     continue

@@ -8,7 +8,7 @@ is collected here, in the same traversal that runs the local rules.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
@@ -194,10 +194,13 @@ class ModuleFacts:
             (function.events, function.calls) for function in self.functions
         ]
 
-    def sites(self) -> frozenset[str]:
+    def sites(self, outside: Callable[[str], bool] | None = None) -> frozenset[str]:
         """The kinds of place the module holds where a project check may report what the programs
         running it, or the functions it calls, decide (`RuleMeta.sites` and `imported_sites` name
-        those of each rule)."""
+        those of each rule). `outside`, where given, tells a call's target that denotes nothing the
+        project defines (`ModuleNames.outside`: a library's function): a call whose targets all are
+        (or that has none, `obj.method()`) resolves to none of its functions, and a seed after such
+        calls alone is no `seeds_after_calls` place."""
         held = {
             SEED_OPTIONS: bool(self.seed_options),
             LOADERS: self.datasets is not None and bool(self.datasets.loaders),
@@ -211,6 +214,8 @@ class ModuleFacts:
             for event in events:
                 if event.kind == "seed":
                     first.setdefault(event.rng, event.line)
+            if outside is not None:
+                calls = tuple(call for call in calls if not all(map(outside, call.targets)))
             kinds |= {seeds_after_calls(rng) for rng, line in first.items() if any(call.line < line for call in calls)}
         return frozenset({kind for kind, here in held.items() if here} | kinds)
 
