@@ -12,8 +12,8 @@ where it is an entry. Whether it is one may depend on its importers, left out: a
 trains when loaded is an entry where no module imports it. The engine then reads them too.
 Such a module that some module imports, and that is no entry of itself, needs even less: what it
 imports decides its findings only through the places the engine names (a torch seed after calls
-in its body, whose functions may draw first), or through the functions its calls pass arguments
-to, where a module it imports may define one applying its caller's choice
+of the project's functions in its body, which may draw first), or through the functions its calls
+pass arguments to, where a module it imports may define one applying its caller's choice
 (facts/callers_choice.py). Without either, it is read with the modules importing it, which tell
 that it is no entry, where they are no more than what it imports.
 
