@@ -33,6 +33,9 @@ row of --repeat 1):
   warm, function called the same after appending the same two functions where the second seeds
                         Python's RNG (`random.seed`), and a call of the first: the project pass sees
                         an event in what the call runs, and runs again
+  warm, torch seeded after a call
+                        the same where the second prints, then seeds torch (`torch.manual_seed`,
+                        which REP105 judges by what the calls before it run)
   warm, inert function called from another module
                         the same after appending a function that calls nothing to a module the file
                         imports names from, and to the file that import of it and a call (others
@@ -157,7 +160,7 @@ def _methods_added(text: bytes, number: int) -> bytes:
 # adds something the project pass cannot see, as does a function that calls nothing added with a call
 # of it, or two of them, one calling the other, or two methods alike in a class. These reuse the last
 # run's project pass. The same two functions where the second seeds, and called, change what the pass
-# sees, and it runs again.
+# sees, and it runs again; seeding torch after a call, REP105's place.
 EDITS: dict[str, Callable[[bytes, int], bytes]] = {
     "comment added": lambda text, number: text + f"\n# benchmark edit {number}\n".encode(),
     "line inserted": lambda text, number: b"# benchmark edit\n" * (number + 1) + text,
@@ -167,6 +170,8 @@ EDITS: dict[str, Callable[[bytes, int], bytes]] = {
     "inert function called": lambda text, number: text + _called_chain(number, "pass"),
     "methods added": _methods_added,
     "function called": lambda text, number: text + _called_chain(number, f"import random\n\n    random.seed({number})"),
+    "torch seeded after a call": lambda text, number: text
+    + _called_chain(number, f"import torch\n\n    print({number})\n    torch.manual_seed({number})"),
 }
 
 
