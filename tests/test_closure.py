@@ -11,7 +11,7 @@ import pytest
 import repro_lint.engine.engine as engine_module
 from repro_lint.core.findings import Finding
 from repro_lint.core.settings import Settings
-from repro_lint.engine.closure import OnItsOwn, needed, references
+from repro_lint.engine.closure import OnItsOwn, _denoted, needed, references
 from repro_lint.engine.discovery import discover
 from repro_lint.engine.modules import Project, group_projects
 from repro_lint.engine.pipeline import lint_paths
@@ -211,8 +211,9 @@ for epoch in range(3):
 """
 
 
-# A torch seed after a call of a project function (REP105 counts what the calls before a seed run).
-_SEEDED_LOOP = "from lib.steps import train\n\n" + _LOOP.replace("model = ", "train()\ntorch.manual_seed(0)\nmodel = ")
+# A torch seed after a call of a function of the module itself (REP105 counts what the calls before
+# a seed run, which may be anything the module imports).
+_SEEDED_LOOP = "from lib.steps import train\n\n\ndef warm():\n    return train\n\n\n" + _LOOP.replace("model = ", "warm()\ntorch.manual_seed(0)\nmodel = ")
 
 
 def test_a_module_on_its_own_that_trains_when_loaded_is_read_with_its_importers(project, monkeypatch) -> None:
@@ -409,6 +410,47 @@ def test_a_call_of_a_project_module_named_as_a_library_is_read_with_what_it_impo
     read = _needed_calls(monkeypatch)
     assert lint_paths([Path("lib/seeding.py")], Settings()).findings == audit
     assert "random.py" in {module.identity.relative_path for module in read[0].modules}
+
+
+_SETUP = "\n\n\ndef setup():\n    warm_up()\n    torch.manual_seed(0)\n"
+
+
+@pytest.mark.parametrize(
+    ("seeding", "package", "read_with"),
+    [
+        # The function called before the seed, imported from its module: that module alone.
+        ("import lib.other\nimport torch\n\nfrom lib.work import warm_up" + _SETUP, "", ["lib/seeding.py", "lib/work.py", "train.py"]),
+        # Re-exported by the package: the package, and what it imports.
+        ("import lib.other\nimport torch\n\nfrom lib import warm_up" + _SETUP, "from lib.work import warm_up\n", ["lib/__init__.py", "lib/seeding.py", "lib/work.py", "train.py"]),
+    ],
+)
+def test_a_module_seeding_torch_after_a_call_is_read_with_what_the_call_may_run(seeding, package, read_with, project, monkeypatch) -> None:
+    # Not with lib/other.py, which it imports too.
+    files = {
+        "lib/__init__.py": package,
+        "lib/seeding.py": seeding,
+        "lib/work.py": "import torch\n\n\ndef warm_up():\n    return torch.randn(2)\n",
+        "lib/other.py": "VALUE = 2\n",
+        "train.py": _trains("from lib.seeding import setup", before="setup()"),
+    }
+    audit = _audit(files, "lib/seeding.py", project, monkeypatch)
+    assert "REP105" in {finding.code for finding in audit}
+    read = _needed_calls(monkeypatch)
+    assert lint_paths([Path("lib/seeding.py")], Settings()).findings == audit
+    assert [sorted(module.identity.relative_path for module in project.modules) for project in read] == [read_with]
+    # Read without the modules the call's name denotes, the finding would be lost.
+    monkeypatch.setattr("repro_lint.engine.closure._denoted", lambda targets, importer, names: set())
+    assert "REP105" not in {finding.code for finding in lint_paths([Path("lib/seeding.py")], Settings()).findings}
+
+
+def test_the_modules_a_called_name_may_denote_stop_at_the_longest_prefix_naming_one() -> None:
+    names = ModuleNames(["pkg", "pkg.utils", "pkg.utils.io", "other.utils", "vendor.utils"])
+    # `pkg.utils` names a module: `pkg`, which the pass then never looks into, is left out.
+    assert _denoted({"pkg.utils.load"}, "app.main", names) == {"pkg.utils"}
+    # `utils` may be either of two modules, and so names none: what a shorter prefix names would
+    # count, and the whole name's candidates too (none here).
+    assert _denoted({"utils.load"}, "app.main", names) == {"other.utils", "pkg.utils", "vendor.utils"}
+    assert _denoted({"pkg.utils.io"}, "app.main", names) == {"pkg.utils.io", "pkg.utils"}
 
 
 def test_a_failure_reading_what_a_module_imports_reads_it(project, monkeypatch) -> None:

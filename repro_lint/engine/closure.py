@@ -60,11 +60,14 @@ class OnItsOwn:
     imports: all of them where `imports` (an entry of itself, or a place where a check reports what
     the functions it calls do); else only where one of them may define a function named in
     `callees` (the last names of the functions its calls pass arguments to) that applies its
-    caller's choice; else none, where some module imports it (one that nothing imports may be an
-    entry, by what it runs when loaded)."""
+    caller's choice; else only the modules the names in `called` may denote (the targets of the
+    calls made before its seeds, whose functions may draw first), and all those import; else none,
+    where some module imports it (one that nothing imports may be an entry, by what it runs when
+    loaded)."""
 
     imports: bool
     callees: frozenset[str] = frozenset()
+    called: frozenset[str] = frozenset()
 
 
 def needed(
@@ -98,34 +101,59 @@ def needed(
     by_name = {module.identity.name: module for module in python}
     # Read without what it imports, a module is no entry only where a module imports it: its
     # importers are read too (not what they import), for the pass to tell (`Project.by_itself`).
-    by_itself = {name for name, own in alone.items() if _by_itself(name, own, refers, importers, by_name)}
+    read_with = {name: found for name, own in alone.items() if (found := _read_with(name, own, refers, importers, by_name, names)) is not None}
+    by_itself = read_with.keys()
     ancestors = closure({module.identity.name for module in python if module.report} - alone.keys(), importers) | (alone.keys() - by_itself)
-    kept = closure(ancestors, refers) | by_itself | {importer for name in by_itself for importer in importers[name]}
+    kept = closure(ancestors, refers) | by_itself | set().union(*read_with.values())
     modules = [module for module in project.modules if module.report or module.identity.name in kept or module.display.endswith(SCANNED_SUFFIXES)]
     left_out = frozenset(name for name in alone if not importers.get(name, set()) <= kept)
     return Project(project.root, modules, universe=names.modules, importers_left_out=left_out, by_itself=frozenset(by_itself))
 
 
-def _by_itself(
-    name: str, own: OnItsOwn, refers: Mapping[str, set[str]], importers: Mapping[str, set[str]], modules: Mapping[str, SourceModule]
-) -> bool:
-    """Whether the module on its own `name` is read with its importers instead of what it imports:
-    where it needs none of that (`OnItsOwn`), and they are no more. The texts of what it imports are
-    read for that only where its calls pass arguments to functions: they tell whether one may define
-    such a function applying its caller's choice."""
+def _read_with(
+    name: str,
+    own: OnItsOwn,
+    refers: Mapping[str, set[str]],
+    importers: Mapping[str, set[str]],
+    modules: Mapping[str, SourceModule],
+    names: ModuleNames,
+) -> set[str] | None:
+    """The modules the module on its own `name` is read with instead of what it imports: its
+    importers, and what the calls before its seeds may run (`OnItsOwn.called`), where it needs
+    nothing else of what it imports and they are fewer; None where it is read with what it
+    imports. The texts of what it imports are read for that only where its calls pass arguments to
+    functions: they tell whether one may define such a function applying its caller's choice."""
     if own.imports or not importers.get(name):
-        return False
+        return None
     imported = closure(refers[name], refers) - {name}
-    if len(importers[name]) > len(imported):
-        return False
+    found = importers[name] | (closure(_denoted(own.called, name, names), refers) - {name})
+    if len(found) > len(imported):
+        return None
     if not own.callees:
-        return True
+        return found
     from repro_lint.facts.callers_choice import may_apply_callers_choice  # loads LibCST, which the engine has loaded to judge the module
 
     try:
-        return not any(may_apply_callers_choice(_text(modules[other]), own.callees) for other in imported)
+        return None if any(may_apply_callers_choice(_text(modules[other]), own.callees) for other in imported) else found
     except Exception:  # a bug here must not cost the run: read with what it imports, the module gets the same findings
-        return False
+        return None
+
+
+def _denoted(targets: Iterable[str], importer: str, names: ModuleNames) -> set[str]:
+    """Every module the pass may look into for what the dotted names `targets`, written in
+    `importer`, denote (program/symbols.py): the modules each of their prefixes may name, from the
+    longest to the first that names one (`ModuleNames.split`), and the whole name's (`import
+    utils` then `utils()`). What those import the caller adds: re-exports lead there."""
+    found: set[str] = set()
+    for target in targets:
+        parts = target.split(".")
+        found.update(names.candidates(target, importer))
+        for cut in range(len(parts) - 1, 0, -1):
+            prefix = ".".join(parts[:cut])
+            found.update(names.candidates(prefix, importer))
+            if names.resolve(prefix, importer) is not None:
+                break
+    return found
 
 
 def _references(module: SourceModule, names: ModuleNames, scanned: ScannedReferences | None) -> frozenset[str]:

@@ -181,8 +181,9 @@ class Engine:
         enabled project check reports in the kinds of place they hold. No module where a check does
         not say where it reports. Each with what it needs of what it imports: all of it where it is
         an entry of itself, or holds a place where a check reports what those modules decide
-        (`RuleMeta.imported_sites`; for calls passing arguments, only where a module it imports may
-        define a function they call applying a caller's choice)."""
+        (`RuleMeta.imported_sites`); for a seed after calls, only what those calls may run; for calls
+        passing arguments, only where a module it imports may define a function they call applying a
+        caller's choice."""
         from repro_lint.facts.module_facts import ARGUMENTS
         from repro_lint.program.model import entry_of_itself
         from repro_lint.rules.registry import REGISTRY
@@ -195,7 +196,7 @@ class Engine:
         imported_sites = frozenset().union(*(rule.imported_sites for rule in checks if rule.imported_sites is not None))
         self._analyze_modules([(module, self._cache_for(project)) for module in reported])
         # A call of a library's function runs none of the project's: a torch seed after such calls
-        # alone is judged by its body (ModuleFacts.sites).
+        # alone is judged by its body (ModuleFacts.calls_before_seeds).
         outside = ModuleNames(module.identity.name for module in project.modules).outside
         alone = {}
         for module in reported:
@@ -206,10 +207,12 @@ class Engine:
                     continue
                 if any(_question(finding, module) is not None for finding in analysis.findings):
                     continue
-                imports = undeclared or entry_of_itself(facts, self.settings.entry_points) or not (imported_sites - {ARGUMENTS}).isdisjoint(held)
+                before_seeds = {kind: targets for kind, targets in facts.calls_before_seeds(outside).items() if kind in imported_sites}
+                narrowed = {ARGUMENTS, *before_seeds}
+                imports = undeclared or entry_of_itself(facts, self.settings.entry_points) or not (imported_sites - narrowed).isdisjoint(held)
                 calling = ARGUMENTS in imported_sites and ARGUMENTS in held
                 callees = frozenset(target.rpartition(".")[2] for call in facts.arguments for target in call.targets) if calling else frozenset()
-                alone[module.identity.name] = OnItsOwn(imports, callees)
+                alone[module.identity.name] = OnItsOwn(imports, callees, frozenset().union(*before_seeds.values()))
             except Exception:  # a bug here must not cost the run: read with its programs, the module gets the same findings
                 continue
         return alone

@@ -197,27 +197,36 @@ class ModuleFacts:
     def sites(self, outside: Callable[[str], bool] | None = None) -> frozenset[str]:
         """The kinds of place the module holds where a project check may report what the programs
         running it, or the functions it calls, decide (`RuleMeta.sites` and `imported_sites` name
-        those of each rule). `outside`, where given, tells a call's target that denotes nothing the
-        project defines (`ModuleNames.outside`: a library's function): a call whose targets all are
-        (or that has none, `obj.method()`) resolves to none of its functions, and a seed after such
-        calls alone is no `seeds_after_calls` place."""
+        those of each rule). `outside`: as `calls_before_seeds` takes it."""
         held = {
             SEED_OPTIONS: bool(self.seed_options),
             LOADERS: self.datasets is not None and bool(self.datasets.loaders),
             CHECKPOINTS: bool(self.checkpoints.functions),
             ARGUMENTS: bool(self.arguments),
         }
-        bodies = self.bodies()
-        kinds = {events_of_kind(event.kind) for events, _ in bodies for event in events}
-        for events, calls in bodies:
+        kinds = {events_of_kind(event.kind) for events, _ in self.bodies() for event in events}
+        return frozenset({kind for kind, here in held.items() if here} | kinds | self.calls_before_seeds(outside).keys())
+
+    def calls_before_seeds(self, outside: Callable[[str], bool] | None = None) -> dict[str, frozenset[str]]:
+        """The kinds of place `seeds_after_calls(rng)` the module holds, each with the targets of the
+        calls made before those seeds in their bodies: what they run decides there. `outside`, where
+        given, tells a target that denotes nothing the project defines (`ModuleNames.outside`: a
+        library's function): such targets are left out, and a seed after calls with no other target
+        (`obj.method()` has none), which resolve to none of the project's functions, is no such
+        place."""
+        found: dict[str, set[str]] = {}
+        for events, calls in self.bodies():
             first: dict[str, int] = {}
             for event in events:
                 if event.kind == "seed":
                     first.setdefault(event.rng, event.line)
-            if outside is not None:
-                calls = tuple(call for call in calls if not all(map(outside, call.targets)))
-            kinds |= {seeds_after_calls(rng) for rng, line in first.items() if any(call.line < line for call in calls)}
-        return frozenset({kind for kind, here in held.items() if here} | kinds)
+            for rng, line in first.items():
+                targets = [[target for target in call.targets if outside is None or not outside(target)] for call in calls if call.line < line]
+                if outside is not None:
+                    targets = [kept for kept in targets if kept]
+                if targets:
+                    found.setdefault(seeds_after_calls(rng), set()).update(target for kept in targets for target in kept)
+        return {kind: frozenset(targets) for kind, targets in found.items()}
 
     def binding(self, name: str) -> tuple[str, ...]:
         # `bindings` is sorted by name: a look-up needs no dict (the project pass makes 60,000 of them
