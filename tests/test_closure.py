@@ -438,9 +438,27 @@ def test_a_module_seeding_torch_after_a_call_is_read_with_what_the_call_may_run(
     read = _needed_calls(monkeypatch)
     assert lint_paths([Path("lib/seeding.py")], Settings()).findings == audit
     assert [sorted(module.identity.relative_path for module in project.modules) for project in read] == [read_with]
+    assert read[0].by_itself == {"lib.seeding"}
     # Read without the modules the call's name denotes, the finding would be lost.
     monkeypatch.setattr("repro_lint.engine.closure._denoted", lambda targets, importer, names: set())
     assert "REP105" not in {finding.code for finding in lint_paths([Path("lib/seeding.py")], Settings()).findings}
+
+
+def test_a_module_whose_calls_may_run_all_it_imports_is_read_as_one_needing_it(project, monkeypatch) -> None:
+    # The package imports lib/seeding.py, and re-exports the function it calls: that is all it
+    # imports, and its one importer. Read with what it imports, the run keeps a record.
+    files = {
+        "lib/__init__.py": "from lib.work import warm_up\nfrom lib.seeding import setup\n",
+        "lib/seeding.py": "import torch\n\nfrom lib import warm_up" + _SETUP,
+        "lib/work.py": "import torch\n\n\ndef warm_up():\n    return torch.randn(2)\n",
+        "train.py": _trains("from lib import setup", before="setup()"),
+    }
+    audit = _audit(files, "lib/seeding.py", project, monkeypatch)
+    assert "REP105" in {finding.code for finding in audit}
+    read = _needed_calls(monkeypatch)
+    assert lint_paths([Path("lib/seeding.py")], Settings()).findings == audit
+    assert [sorted(module.identity.relative_path for module in project.modules) for project in read] == [["lib/__init__.py", "lib/seeding.py", "lib/work.py"]]
+    assert read[0].by_itself == frozenset()
 
 
 def test_the_modules_a_called_name_may_denote_stop_at_the_longest_prefix_naming_one() -> None:

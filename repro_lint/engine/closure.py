@@ -12,10 +12,11 @@ where it is an entry. Whether it is one may depend on its importers, left out: a
 trains when loaded is an entry where no module imports it. The engine then reads them too.
 Such a module that some module imports, and that is no entry of itself, needs even less: what it
 imports decides its findings only through the places the engine names (a torch seed after calls
-of the project's functions in its body, which may draw first), or through the functions its calls
-pass arguments to, where a module it imports may define one applying its caller's choice
-(facts/callers_choice.py). Without either, it is read with the modules importing it, which tell
-that it is no entry, where they are no more than what it imports.
+of the project's functions in its body, which may draw first: it needs the modules their names may
+denote, and what those import), or through the functions its calls pass arguments to, where a
+module it imports may define one applying its caller's choice (facts/callers_choice.py). Else it is
+read with the modules importing it, which tell that it is no entry, where they are no more than
+what it imports.
 
 Which modules a module may refer to is read from its text alone, before any parse: its import
 statements, and the dotted names it writes (`pkg.sub.f()` after `import pkg` reaches `pkg.sub`
@@ -120,14 +121,15 @@ def _read_with(
 ) -> set[str] | None:
     """The modules the module on its own `name` is read with instead of what it imports: its
     importers, and what the calls before its seeds may run (`OnItsOwn.called`), where it needs
-    nothing else of what it imports and they are fewer; None where it is read with what it
-    imports. The texts of what it imports are read for that only where its calls pass arguments to
+    nothing else of what it imports and they are fewer, and not all of that; None where it is read
+    with what it imports. The texts of what it imports are read for that only where its calls pass arguments to
     functions: they tell whether one may define such a function applying its caller's choice."""
     if own.imports or not importers.get(name):
         return None
     imported = closure(refers[name], refers) - {name}
     found = importers[name] | (closure(_denoted(own.called, name, names), refers) - {name})
-    if len(found) > len(imported):
+    # Read with what it imports, a run keeps a record (engine.py): no point reading as many without.
+    if len(found) > len(imported) or imported <= found:
         return None
     if not own.callees:
         return found
