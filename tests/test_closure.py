@@ -398,6 +398,16 @@ def test_a_module_on_its_own_that_what_it_imports_cannot_judge_is_read_by_itself
     assert [sorted(module.identity.relative_path for module in project.modules) for project in read] == [["lib/seeding.py", "train.py"]]
 
 
+def _read_alone(files: dict[str, str], project, monkeypatch: pytest.MonkeyPatch) -> list[Project]:
+    """The projects a run on lib/seeding.py alone reads, after checking that the audit of `files`
+    gives it REP105 and the run the audit's findings."""
+    audit = _audit(files, "lib/seeding.py", project, monkeypatch)
+    assert "REP105" in {finding.code for finding in audit}
+    read = _needed_calls(monkeypatch)
+    assert lint_paths([Path("lib/seeding.py")], Settings()).findings == audit
+    return read
+
+
 def test_a_call_of_a_project_module_named_as_a_library_is_read_with_what_it_imports(project, monkeypatch) -> None:
     # The project's own random.py shadows the standard library's: its seed() draws from torch.
     files = {
@@ -405,10 +415,7 @@ def test_a_call_of_a_project_module_named_as_a_library_is_read_with_what_it_impo
         "random.py": "import torch\n\n\ndef seed(value):\n    return torch.randn(value)\n",
         "train.py": _trains("from lib.seeding import setup", before="setup()"),
     }
-    audit = _audit(files, "lib/seeding.py", project, monkeypatch)
-    assert "REP105" in {finding.code for finding in audit}
-    read = _needed_calls(monkeypatch)
-    assert lint_paths([Path("lib/seeding.py")], Settings()).findings == audit
+    read = _read_alone(files, project, monkeypatch)
     assert "random.py" in {module.identity.relative_path for module in read[0].modules}
 
 
@@ -433,10 +440,7 @@ def test_a_module_seeding_torch_after_a_call_is_read_with_what_the_call_may_run(
         "lib/other.py": "VALUE = 2\n",
         "train.py": _trains("from lib.seeding import setup", before="setup()"),
     }
-    audit = _audit(files, "lib/seeding.py", project, monkeypatch)
-    assert "REP105" in {finding.code for finding in audit}
-    read = _needed_calls(monkeypatch)
-    assert lint_paths([Path("lib/seeding.py")], Settings()).findings == audit
+    read = _read_alone(files, project, monkeypatch)
     assert [sorted(module.identity.relative_path for module in project.modules) for project in read] == [read_with]
     assert read[0].by_itself == {"lib.seeding"}
     # Read without the modules the call's name denotes, the finding would be lost.
@@ -453,10 +457,7 @@ def test_a_module_whose_calls_may_run_all_it_imports_is_read_as_one_needing_it(p
         "lib/work.py": "import torch\n\n\ndef warm_up():\n    return torch.randn(2)\n",
         "train.py": _trains("from lib import setup", before="setup()"),
     }
-    audit = _audit(files, "lib/seeding.py", project, monkeypatch)
-    assert "REP105" in {finding.code for finding in audit}
-    read = _needed_calls(monkeypatch)
-    assert lint_paths([Path("lib/seeding.py")], Settings()).findings == audit
+    read = _read_alone(files, project, monkeypatch)
     assert [sorted(module.identity.relative_path for module in project.modules) for project in read] == [["lib/__init__.py", "lib/seeding.py", "lib/work.py"]]
     assert read[0].by_itself == frozenset()
 
