@@ -122,8 +122,9 @@ def _read_with(
     """The modules the module on its own `name` is read with instead of what it imports: its
     importers, and what the calls before its seeds may run (`OnItsOwn.called`), where it needs
     nothing else of what it imports and they are fewer, and not all of that; None where it is read
-    with what it imports. The texts of what it imports are read for that only where its calls pass arguments to
-    functions: they tell whether one may define such a function applying its caller's choice."""
+    with what it imports. The texts of what it imports are read for that only where its calls pass
+    arguments to functions: they tell whether one may define such a function applying its caller's
+    choice."""
     if own.imports or not importers.get(name):
         return None
     imported = closure(refers[name], refers) - {name}
