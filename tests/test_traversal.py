@@ -8,7 +8,10 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from repro_lint.facts.traversal import TRIVIA, walk
+from repro_lint.core.settings import Settings
+from repro_lint.facts.context import BatchedVisitor, FileContext
+from repro_lint.facts.names import SCOPE_TYPES
+from repro_lint.facts.traversal import LEAVES, SKIPPED, TRIVIA, children_fields, walk
 
 PACKAGE = Path(__file__).parent.parent / "repro_lint"
 
@@ -116,3 +119,75 @@ def test_nothing_but_trivia_lies_below_trivia(source: str) -> None:
     libcst_visit = Recorder()
     cst.parse_module(source).visit(libcst_visit)
     assert libcst_visit.below_trivia == []
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda source: source[:20])
+def test_leaves_hold_nothing_but_trivia(source: str) -> None:
+    leaves = []
+
+    class Leaves(cst.CSTVisitor):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if type(node) in LEAVES:
+                leaves.append(node)
+            return True
+
+    cst.parse_module(source).visit(Leaves())
+    assert cst.Name in {type(leaf) for leaf in leaves}
+    for leaf in leaves:
+        children = [getattr(leaf, name) for name in children_fields(type(leaf))]
+        flat = [child for value in children for child in (value if isinstance(value, (tuple, list)) else (value,))]
+        assert all(type(child) in SKIPPED for child in flat), type(leaf).__name__
+
+
+_Record = list[tuple[str, int, tuple[int, ...], tuple[int, ...]]]
+_HANDLED = ("Call", "Name", "Attribute", "FunctionDef", "ClassDef", "Lambda", "Assign", "SimpleString", "If", "Arg")
+
+
+def _recording(context: FileContext, record: _Record, node_types: tuple[str, ...]) -> object:
+    """A visitor whose visit and leave methods for `node_types` record the node and the context's stacks."""
+
+    def method(kind: str):  # type: ignore[no-untyped-def]
+        def run(self: object, node: cst.CSTNode) -> None:
+            record.append((kind, id(node), tuple(map(id, context.ancestors)), tuple(map(id, context.scopes))))
+
+        return run
+
+    return type("Recording", (), {f"{kind}_{name}": method(f"{kind}_{name}") for name in node_types for kind in ("visit", "leave")})()
+
+
+class _Dispatching:
+    """The dispatch as a visitor of `walk`, keeping the stacks as the batched traversal does."""
+
+    def __init__(self, context: FileContext, visitor: object) -> None:
+        self.context, self.visitor = context, visitor
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.context.ancestors.append(node)
+        if type(node) in SCOPE_TYPES:
+            self.context.scopes.append(node)
+        getattr(self.visitor, f"visit_{type(node).__name__}", lambda node: None)(node)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        getattr(self.visitor, f"leave_{type(original_node).__name__}", lambda node: None)(original_node)
+        if type(original_node) in SCOPE_TYPES:
+            self.context.scopes.pop()
+        self.context.ancestors.pop()
+
+
+@pytest.mark.parametrize("handled", [_HANDLED, tuple(name for name in _HANDLED if name != "Name")], ids=["names visited", "names passed by"])
+@pytest.mark.parametrize("source", SOURCES[:8], ids=lambda source: source[:20])
+def test_the_batched_traversal_runs_each_method_where_walk_would_with_the_same_stacks(source: str, handled: tuple[str, ...]) -> None:
+    module = cst.parse_module(source)
+    records: list[_Record] = [[], []]
+    for record, batched in zip(records, (False, True)):
+        context = FileContext(module, "pkg.mod", False, Settings(), source)
+        visitor = _recording(context, record, handled)
+        if batched:
+            BatchedVisitor(context, [visitor]).traverse(module)
+        else:
+            walk(module, _Dispatching(context, visitor))
+        assert context.ancestors == [] and context.scopes == []
+    assert len(records[0]) > 50
+    assert any(kind == "visit_Name" for kind, *_ in records[1]) == ("Name" in handled)
+    assert records[1] == records[0]

@@ -21,7 +21,6 @@ from repro_lint.core.source import LineIndex, Position
 from repro_lint.facts.context import BatchedVisitor, FileContext, NodeEdit, PendingFix, PendingReport
 from repro_lint.facts.module_facts import FactsCollector
 from repro_lint.facts.positions import Positions
-from repro_lint.facts.traversal import walk
 from repro_lint.rules.base import Rule
 
 _VALIDATE = cst.CSTNode.__post_init__
@@ -186,7 +185,7 @@ def _analyze_module(
     context = FileContext(module, identity.name, identity.is_package, settings, text)
     active = [rule(context) for rule in rules if not rule.required_text or any(token in text for token in rule.required_text)]
     collector = FactsCollector(context, identity.relative_path, identity.is_package)
-    walk(module, BatchedVisitor(context, [*active, collector]))
+    BatchedVisitor(context, [*active, collector]).traverse(module)
 
     positions = Positions(module, text)
     index = LineIndex(text)

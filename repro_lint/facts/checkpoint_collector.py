@@ -106,15 +106,11 @@ class _Collector(cst.CSTVisitor):
         else:
             walk(suite, self)
 
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if type(node) is cst.Lambda:  # every node: see names.py
-            self.scopes.append(node)
-        return super().on_visit(node)
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        self.scopes.append(node)
 
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        super().on_leave(original_node)
-        if type(original_node) is cst.Lambda:
-            self.scopes.pop()
+    def leave_Lambda(self, original_node: cst.Lambda) -> None:
+        self.scopes.pop()
 
     def _relevance(self, node: cst.CSTNode) -> str | None:
         """"state" when the code mentions a checkpoint word, "builds_dict" when it only builds a dict."""

@@ -16,7 +16,7 @@ from repro_lint.core.records import pickled_by_constructor
 from repro_lint.facts.import_block import import_placement
 from repro_lint.facts.names import SCOPE_TYPES, NameResolver, ScopeNode
 from repro_lint.facts.seed_option import ArgparseSeed
-from repro_lint.facts.traversal import walk
+from repro_lint.facts.traversal import LEAVES, SKIPPED, children_fields, walk
 
 if TYPE_CHECKING:
     from repro_lint.core.settings import Settings
@@ -128,11 +128,18 @@ class FileContext:
 
 
 Handler = Callable[[cst.CSTNode], object]
+# What the traversal does at a node of one type: its visitors' visit and leave methods, whether it opens
+# a scope, and the fields holding its children.
+_Step = tuple[tuple[Handler, ...], tuple[Handler, ...], bool, tuple[str, ...]]
 
 
-class BatchedVisitor(cst.CSTVisitor):
+class BatchedVisitor:
     """Runs the `visit_<Node>`/`leave_<Node>` methods of many visitors in a single traversal,
-    keeping the context's scope and ancestor stacks current."""
+    keeping the context's scope and ancestor stacks current.
+
+    The traversal is `walk`'s, with the dispatch inlined (two calls per node fewer), and the leaves
+    that no visitor has a method for passed by: nothing runs at them, and, having no children but
+    trivia, they are never an ancestor of a node something runs at."""
 
     def __init__(self, context: FileContext, visitors: Iterable[object]) -> None:
         self.context = context
@@ -144,21 +151,43 @@ class BatchedVisitor(cst.CSTVisitor):
                     self._visit[attribute[6:]].append(getattr(visitor, attribute))
                 elif attribute.startswith("leave_"):
                     self._leave[attribute[6:]].append(getattr(visitor, attribute))
+        self._skipped = SKIPPED | {leaf for leaf in LEAVES if leaf.__name__ not in self._visit and leaf.__name__ not in self._leave}
+        self._steps: dict[type[cst.CSTNode], _Step] = {}
 
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        self.context.ancestors.append(node)
-        if type(node) in SCOPE_TYPES:
+    def _step(self, node_type: type[cst.CSTNode]) -> _Step:
+        name = node_type.__name__
+        step = self._steps[node_type] = (
+            tuple(self._visit.get(name, ())),
+            tuple(self._leave.get(name, ())),
+            node_type in SCOPE_TYPES,
+            children_fields(node_type),
+        )
+        return step
+
+    def traverse(self, node: cst.CSTNode) -> None:
+        """Visit `node` and what lies below it."""
+        step = self._steps.get(type(node))
+        visits, leaves, scope, fields = self._step(type(node)) if step is None else step
+        ancestors = self.context.ancestors
+        ancestors.append(node)
+        if scope:
             self.context.scopes.append(node)
-        for handler in self._visit.get(type(node).__name__, ()):
+        for handler in visits:
             handler(node)
-        return True
-
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        for handler in self._leave.get(type(original_node).__name__, ()):
-            handler(original_node)
-        if type(original_node) in SCOPE_TYPES:
+        skipped = self._skipped
+        for name in fields:
+            value = getattr(node, name)
+            if type(value) is tuple or type(value) is list:
+                for child in value:
+                    if type(child) not in skipped:
+                        self.traverse(child)
+            elif type(value) not in skipped:
+                self.traverse(value)
+        for handler in leaves:
+            handler(node)
+        if scope:
             self.context.scopes.pop()
-        self.context.ancestors.pop()
+        ancestors.pop()
 
 
 def replace_node(node: cst.CSTNode, replacement: cst.CSTNode, context: FileContext) -> NodeEdit:

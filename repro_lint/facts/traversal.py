@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import inspect
 import re
+from collections.abc import Callable
 from typing import Protocol
 
 import libcst as cst
@@ -28,7 +29,15 @@ TRIVIA: frozenset[type[cst.CSTNode]] = frozenset(
         *(op for base in (cst.BaseBinaryOp, cst.BaseBooleanOp, cst.BaseCompOp, cst.BaseUnaryOp, cst.BaseAugOp) for op in base.__subclasses__()),
     }
 )
-_SKIPPED: frozenset[type] = TRIVIA | {type(None), cst.MaybeSentinel}  # and the values of fields left unset
+SKIPPED: frozenset[type] = TRIVIA | {type(None), cst.MaybeSentinel}  # and the values of fields left unset
+# Nodes with no children but trivia (tests/test_traversal.py checks it): a traversal whose visitors
+# have no method for one may pass it by. Names are over a third of the nodes `walk` visits.
+LEAVES: frozenset[type[cst.CSTNode]] = frozenset(
+    {cst.Name, cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.Ellipsis, cst.Pass, cst.Break, cst.Continue}
+)
+
+
+_DISPATCH_VISIT, _DISPATCH_LEAVE = cst.CSTVisitor.on_visit, cst.CSTVisitor.on_leave
 
 
 class Visitor(Protocol):
@@ -37,28 +46,57 @@ class Visitor(Protocol):
     def on_leave(self, original_node: cst.CSTNode) -> None: ...
 
 
-def _children_fields(node_type: type[cst.CSTNode]) -> tuple[str, ...]:
+def children_fields(node_type: type[cst.CSTNode]) -> tuple[str, ...]:
     """The fields holding child nodes, in visiting order, read from the class's own visiting code
     (some visit a field only when it is set, so one instance need not show them all)."""
-    source = inspect.getsource(node_type._visit_and_replace_children)
-    order = _ORDER[node_type] = tuple(dict.fromkeys(_VISITED_FIELD.findall(source)))
+    order = _ORDER.get(node_type)
+    if order is None:
+        source = inspect.getsource(node_type._visit_and_replace_children)
+        order = _ORDER[node_type] = tuple(dict.fromkeys(_VISITED_FIELD.findall(source)))
     return order
 
 
 def walk(node: cst.CSTNode, visitor: Visitor) -> None:
     """Visit `node` and its descendants but the trivia as `node.visit(visitor)` would, without
     rebuilding them."""
-    if visitor.on_visit(node):
+    _walk(node, *_hooks(visitor))
+
+
+def _walk(node: cst.CSTNode, on_visit: Callable[[cst.CSTNode], bool], on_leave: Callable[[cst.CSTNode], None]) -> None:
+    if on_visit(node):
         fields = _ORDER.get(type(node))
-        for name in _children_fields(type(node)) if fields is None else fields:
+        for name in children_fields(type(node)) if fields is None else fields:
             value = getattr(node, name)
             if type(value) is tuple or type(value) is list:
                 for child in value:
-                    if type(child) not in _SKIPPED:
-                        walk(child, visitor)
-            elif type(value) not in _SKIPPED:
-                walk(value, visitor)
-    visitor.on_leave(node)
+                    if type(child) not in SKIPPED:
+                        _walk(child, on_visit, on_leave)
+            elif type(value) not in SKIPPED:
+                _walk(value, on_visit, on_leave)
+    on_leave(node)
+
+
+def _hooks(visitor: Visitor) -> tuple[Callable[[cst.CSTNode], bool], Callable[[cst.CSTNode], None]]:
+    """The visitor's `on_visit` and `on_leave`; where they are LibCST's, which format and look up a
+    method name at every node, the same dispatch with each node type's methods looked up once."""
+    kind = type(visitor)
+    if kind.on_visit is not _DISPATCH_VISIT or kind.on_leave is not _DISPATCH_LEAVE:
+        return visitor.on_visit, visitor.on_leave
+    visits: dict[type[cst.CSTNode], Callable[[cst.CSTNode], object] | None] = {}
+    leaves: dict[type[cst.CSTNode], Callable[[cst.CSTNode], object] | None] = {}
+
+    def on_visit(node: cst.CSTNode) -> bool:
+        kind = type(node)
+        method = visits[kind] if kind in visits else visits.setdefault(kind, getattr(visitor, f"visit_{kind.__name__}", None))
+        return method is None or method(node) is not False
+
+    def on_leave(node: cst.CSTNode) -> None:
+        kind = type(node)
+        method = leaves[kind] if kind in leaves else leaves.setdefault(kind, getattr(visitor, f"leave_{kind.__name__}", None))
+        if method is not None:
+            method(node)
+
+    return on_visit, on_leave
 
 
 def calls_in(node: cst.CSTNode) -> list[cst.Call]:
