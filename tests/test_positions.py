@@ -29,6 +29,7 @@ SOURCES = [
     EVERY_KIND_OF_SYNTAX.rstrip("\n"),  # no newline at the end: LibCST drops the last token
     EVERY_KIND_OF_SYNTAX.replace("\n", "\r\n"),
     "if x:\n\ty = 1\n",  # a tab indent
+    "x = (a) + ((1)) * ( 2.0 ) - (3j) + (\n    'text'\n) + (...)\nf((b), c)\n",  # parenthesized leaves
     "",
     "# only a comment",
     *(path.read_text() for path in sorted(PACKAGE.rglob("*.py")) if path.stat().st_size > 2000),

@@ -30,6 +30,8 @@ _PARENTHESIZE = _PARENTHESIZED._parenthesize
 
 # LibCST ends an import's range where its `)` or `*` ends, so their ranges are kept.
 _UNTRACKED = TRIVIA - {cst.RightParen, cst.ImportStar}
+# Leaves whose code is their `value` inside their parentheses: over a third of the nodes tracked.
+_VALUE_LEAVES = (cst.Name, cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString)
 
 
 class _TrackingState(CodegenState):
@@ -108,6 +110,17 @@ def _tracked_codegen(node: cst.CSTNode, state: _TrackingState, **kwargs: Any) ->
     state.ranges.setdefault(id(node), (start, len(state.tokens)))
 
 
+def _leaf_codegen(node: cst.Name, state: _TrackingState, **kwargs: Any) -> None:
+    """`_tracked_codegen` of a value leaf: without parentheses, as nearly all are, its range is its
+    one token, with no context manager entered."""
+    if node.lpar or node.rpar:
+        _tracked_codegen(node, state, **kwargs)
+        return
+    start = len(state.tokens)
+    state.tokens.append(node.value)
+    state.ranges[id(node)] = (start, start + 1)
+
+
 class Positions:
     """Syntactic ranges (as LibCST's PositionProvider defines them) of every node of one module but
     the trivia, which no rule reports or edits (see traversal.py)."""
@@ -116,17 +129,19 @@ class Positions:
         state = _TrackingState(module)
         # For the length of this code generation: every node class inherits `_codegen` from CSTNode,
         # which here records the node's range; a trivia node's code is generated without recording
-        # it (two thirds of the nodes); parentheses use the plain context manager.
+        # it (two thirds of the nodes), a value leaf's directly; parentheses use the plain context manager.
         cst.CSTNode._codegen = _tracked_codegen  # type: ignore[method-assign]
         for trivia in _UNTRACKED:
             trivia._codegen = trivia._codegen_impl  # type: ignore[method-assign]
+        for leaf in _VALUE_LEAVES:
+            leaf._codegen = _leaf_codegen  # type: ignore[assignment]
         _PARENTHESIZED._parenthesize = _parenthesize  # type: ignore[method-assign]
         try:
             module._codegen(state)
         finally:
             cst.CSTNode._codegen = _CODEGEN  # type: ignore[method-assign]
-            for trivia in _UNTRACKED:
-                del trivia._codegen
+            for untracked in (*_UNTRACKED, *_VALUE_LEAVES):
+                del untracked._codegen
             _PARENTHESIZED._parenthesize = _PARENTHESIZE  # type: ignore[method-assign]
         self._ranges = state.ranges
         self._tokens = state.tokens
