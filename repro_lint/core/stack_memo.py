@@ -49,8 +49,21 @@ class StackMemo(Generic[K, V]):
 
     def run(self, root: Steps[K, V]) -> V:
         """Run `root`, working out each key it asks for, and the keys those ask for, on a stack."""
-        stack: list[_Frame[K, V]] = [_Frame(None, root, 0, 0)]
-        in_progress: dict[K, int] = {}
+        reply: V | None = None
+        # Most walks ask only keys already answered: those need no stack.
+        while True:
+            try:
+                asked = root.send(reply)  # type: ignore[arg-type]
+            except StopIteration as done:
+                return done.value  # type: ignore[no-any-return]
+            if asked not in self._answers:
+                return self._walk(root, asked)
+            reply = self._answers[asked]
+
+    def _walk(self, root: Steps[K, V], asked: K) -> V:
+        """`run`, from where `root` asks `asked`, the first key not answered yet."""
+        stack: list[_Frame[K, V]] = [_Frame(None, root, 0, 0), _Frame(asked, self._compute(asked), 1, 1)]
+        in_progress: dict[K, int] = {asked: 1}
         # Answers that read a key in progress: by key, with the lowest such key's stack index; and
         # the keys waiting on each stack index.
         provisional: dict[K, tuple[V, int]] = {}
