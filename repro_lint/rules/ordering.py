@@ -103,7 +103,9 @@ class _Elements:
         return False
 
     def may_hold_strings(self, source: cst.CSTNode) -> bool:
-        annotated = index_for(self.context).parent(source)
+        """Whether `source`, the node being visited, may hold strings."""
+        ancestors = self.context.ancestors
+        annotated = ancestors[-2] if len(ancestors) > 1 else None
         if isinstance(annotated, cst.AnnAssign) and annotated.value is source:
             # `visited: set[int] = set()` says what the set holds.
             return not _numbers_annotation(self.context.code_for(annotated.annotation.annotation))
