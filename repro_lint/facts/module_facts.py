@@ -334,6 +334,8 @@ class FactsCollector:
         self._arguments: list[tuple[cst.Call, tuple[str, ...], cst.FunctionDef | None]] = []
         # The `with` statements that build modules without initialising their weights.
         self._no_init_blocks: set[cst.With] = set()
+        # The seed option each `if` test mentions first, by the `if`'s id: asked by every call in its branches.
+        self._seed_mentions: dict[int, str | None] = {}
 
     # Imports -----------------------------------------------------------------------------------
 
@@ -418,11 +420,14 @@ class FactsCollector:
             if type(ancestor) is cst.FunctionDef:
                 return None
             if type(ancestor) in _BRANCHES and depth + 1 < len(ancestors):
-                mention = _SeedMention()
-                walk(ancestor.test, mention)
+                found = self._seed_mentions.get(id(ancestor), False)
+                if found is False:
+                    mention = _SeedMention()
+                    walk(ancestor.test, mention)
+                    found = self._seed_mentions[id(ancestor)] = mention.found
                 in_orelse = ancestors[depth + 1] is ancestor.orelse
-                if mention.found and in_orelse == _tests_unset(ancestor.test):
-                    return mention.found
+                if found and in_orelse == _tests_unset(ancestor.test):
+                    return found
         return None
 
     def _builds_without_init(self) -> bool:
