@@ -23,6 +23,8 @@ from repro_lint.knowledge import load
 TORCH, NUMPY, RANDOM = "torch", "numpy", "random"
 # Events a helper's parameter may switch on and off (see `Event.switch`).
 SWITCHABLE = frozenset({"deterministic", "nondeterministic", "cublas"})
+# The flag whose assignment is an event (`assignment_events`).
+ASSIGNED_FLAG = "torch.backends.cudnn.deterministic"
 
 
 @pickled_by_constructor(shared=("what",))
@@ -303,7 +305,7 @@ def _method_events(call: cst.Call, line: int, initialising: bool) -> Iterator[Ev
 
 def assignment_events(target: cst.BaseExpression, value: cst.BaseExpression, targets: frozenset[str], line: int) -> Iterator[Event]:
     """Events of `target = value`: cudnn.deterministic, and environment variables set in code."""
-    if "torch.backends.cudnn.deterministic" in targets:
+    if ASSIGNED_FLAG in targets:
         flag = literal(value)
         if flag is ... or flag:
             yield Event("deterministic", line, "cudnn.deterministic = True")
