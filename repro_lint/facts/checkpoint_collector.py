@@ -15,6 +15,7 @@ import fnmatch
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
+from itertools import accumulate
 
 import libcst as cst
 
@@ -49,6 +50,10 @@ class _Collector(cst.CSTVisitor):
         self.positions = positions
         self.lines = lines
         self.data = knowledge()
+        # How many of the lines before each line mention a checkpoint word: a statement mentions one
+        # where its lines do, since no word spans lines (a class is asked, then each of its methods,
+        # then each of their statements).
+        self.mentions = list(accumulate((self.data.relevant.search(line) is not None for line in lines), initial=0))
         self.scopes: list[ScopeNode] = []
         self.classes: list[str] = []
         self.statements: list[cst.SimpleStatementLine] = []
@@ -115,10 +120,9 @@ class _Collector(cst.CSTVisitor):
     def _relevance(self, node: cst.CSTNode) -> str | None:
         """"state" when the code mentions a checkpoint word, "builds_dict" when it only builds a dict."""
         start, end = self.positions.range(node)
-        text = "".join(self.lines[start.line - 1 : end.line])
-        if self.data.relevant.search(text):
+        if self.mentions[end.line] > self.mentions[start.line - 1]:
             return "state"
-        return "builds_dict" if self.data.builds_dict.search(text) else None
+        return "builds_dict" if self.data.builds_dict.search("".join(self.lines[start.line - 1 : end.line])) else None
 
     def _function(self, node: cst.FunctionDef) -> None:
         if self.open:
