@@ -3,6 +3,7 @@ trivia it skips."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import libcst as cst
@@ -146,7 +147,7 @@ _HANDLED = ("Call", "Name", "Attribute", "FunctionDef", "ClassDef", "Lambda", "A
 def _recording(context: FileContext, record: _Record, node_types: tuple[str, ...]) -> object:
     """A visitor whose visit and leave methods for `node_types` record the node and the context's stacks."""
 
-    def method(kind: str):  # type: ignore[no-untyped-def]
+    def method(kind: str) -> Callable[[object, cst.CSTNode], None]:
         def run(self: object, node: cst.CSTNode) -> None:
             record.append((kind, id(node), tuple(map(id, context.ancestors)), tuple(map(id, context.scopes))))
 
