@@ -115,6 +115,41 @@ def test_walk_visits_the_nodes_libcst_visits_in_the_same_order_but_the_trivia(so
     assert walked.events == expected.events
 
 
+class MethodRecorder(cst.CSTVisitor):
+    """A visitor with LibCST's own dispatch: `visit_`/`leave_` methods, one of which prunes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.events: list[tuple[str, int]] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.events.append(("visit_Call", id(node)))
+
+    def leave_Call(self, original_node: cst.Call) -> None:
+        self.events.append(("leave_Call", id(original_node)))
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.events.append(("visit_Name", id(node)))
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        self.events.append(("visit_Lambda", id(node)))
+        return False  # what a lambda holds is not visited
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.events.append(("leave_FunctionDef", id(original_node)))
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda source: source[:20])
+def test_walk_runs_a_visitors_methods_where_libcst_does(source: str) -> None:
+    module = cst.parse_module(source)
+    expected = MethodRecorder()
+    module.visit(expected)
+    walked = MethodRecorder()
+    walk(module, walked)
+    assert any(kind == "visit_Call" for kind, _ in expected.events)
+    assert walked.events == expected.events
+
+
 @pytest.mark.parametrize("source", SOURCES, ids=lambda source: source[:20])
 def test_nothing_but_trivia_lies_below_trivia(source: str) -> None:
     libcst_visit = Recorder()
