@@ -16,12 +16,16 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from repro_lint.analysis.result import FileAnalysis
 from repro_lint.core.findings import Finding
 from repro_lint.core.program_outline import ProgramOutline
 from repro_lint.engine.discovery import project_root
 from repro_lint.program.declared import Declared
+
+if TYPE_CHECKING:  # the call graph loads LibCST, which a run answered from its record never does
+    from repro_lint.program.call_graph import Link
 
 CACHE_FOLDER = ".repro_lint_cache"
 
@@ -132,7 +136,8 @@ class LastRun:
         the files on disk, which the next run reads, and must not take the place of one that does."""
         self.writable = writable
         self.folder = root / CACHE_FOLDER
-        self.path = self.folder / f"run-{hashlib.sha256(settings_key.encode()).hexdigest()[:16]}.pickle"
+        self._name = hashlib.sha256(settings_key.encode()).hexdigest()[:16]
+        self.path = self.folder / f"run-{self._name}.pickle"
         self._build = f"{_tool_build()}\0{settings_key}"
         self._files = files
         taken = time.time_ns()
@@ -168,6 +173,10 @@ class LastRun:
         if self.writable:
             _store(self.folder, self.path, (self._build, recorded))
 
+    def links(self) -> LinksRecord:
+        """The record of the last pass's links, kept beside this one."""
+        return LinksRecord(self.folder, self._name, self._build, self.writable)
+
 
 def _load_record(path: Path) -> tuple[str, RecordedRun] | None:
     """A run's record and the build and settings it was made with."""
@@ -175,6 +184,38 @@ def _load_record(path: Path) -> tuple[str, RecordedRun] | None:
         case (str() as build, RecordedRun() as recorded):
             return build, recorded
     return None
+
+
+@dataclass(frozen=True)
+class RecordedLinks:
+    """The last project pass's links (`CallGraph.kept_links`), by module, and the files they were
+    found over: each file's identity in the cache and its text's SHA-256, by display path."""
+
+    files: dict[str, tuple[str, bytes]]
+    links: dict[str, dict[str, Link]]
+
+
+class LinksRecord:
+    """The last project pass's links, beside the run's record (with the same settings and build):
+    read only where the pass runs again, which then resolves again only the calls a change may
+    lead elsewhere (program/kept_links.py). Apart from the record, which every run reads: the links
+    of transformers' 38,000 functions would slow the run answered from it."""
+
+    def __init__(self, folder: Path, name: str, build: str, writable: bool) -> None:
+        self.writable = writable
+        self.folder = folder
+        self.path = folder / f"links-{name}.pickle"
+        self._build = build
+
+    def load(self) -> RecordedLinks | None:
+        match _loaded(self.path):
+            case (self._build, RecordedLinks() as recorded):
+                return recorded
+        return None
+
+    def store(self, recorded: RecordedLinks) -> None:
+        if self.writable:
+            _store(self.folder, self.path, (self._build, recorded))
 
 
 class ScannedReferences:

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, NamedTuple
 from repro_lint.analysis.result import FileAnalysis
 from repro_lint.core.findings import Finding
 from repro_lint.core.source import Position
-from repro_lint.engine.cache import AnalysisCache, RecordedFile, RecordedRun
-from repro_lint.engine.modules import Project, SourceModule
+from repro_lint.engine.cache import AnalysisCache, RecordedFile, RecordedLinks, RecordedRun
+from repro_lint.engine.modules import Project, SourceModule, cache_identity
 from repro_lint.facts.shift import (
     ImportChange,
     Naming,
@@ -32,11 +32,13 @@ from repro_lint.facts.shift import (
     without_unseen,
 )
 from repro_lint.program.module_names import ModuleNames
+from repro_lint.sources import scanner_for
 
 if TYPE_CHECKING:  # the facts' module loads LibCST, which a run answered from its record never does
     from repro_lint.facts.callers_choice import ArgumentsFact
     from repro_lint.facts.fix_points import EntryFixFacts
     from repro_lint.facts.module_facts import CallFact, FunctionFacts, ModuleFacts
+    from repro_lint.program.call_graph import Link
     from repro_lint.program.quiet import UnseenCalls
 
 
@@ -382,6 +384,40 @@ def named_elsewhere(project: Project, changed: Sequence[SourceModule], namings: 
             if data is None or holds_one(data):
                 return True
     return False
+
+
+def links_holding(
+    project: Project, recorded: RecordedLinks, cache: AnalysisCache, facts_now: Callable[[SourceModule], ModuleFacts | None]
+) -> dict[str, Mapping[str, Link]]:
+    """The last pass's links (`recorded`) that hold for the project's modules as they are now
+    (`facts_now` gives a module's facts: program/kept_links.py), where it has the same files: the
+    changed modules' facts before are the cache's. None of them where that cannot be told."""
+    from repro_lint.program.kept_links import links_kept
+
+    if recorded.files.keys() != {module.display for module in project.modules}:
+        return {}
+    unchanged: list[SourceModule] = []
+    changes: list[tuple[ModuleFacts, ModuleFacts]] = []
+    for module in project.modules:
+        identity, digest = recorded.files[module.display]
+        if identity != cache_identity(module):
+            return {}  # the module's name, or whether it is reported, changed
+        if scanner_for(module.display) is not None:
+            continue  # a launch script or config: no facts, and no calls
+        if digest == module.digest:
+            unchanged.append(module)
+            continue
+        before, after = cache.load(module.display, identity, digest), facts_now(module)
+        if before is None or before.facts is None or after is None:
+            return {}
+        changes.append((before.facts, after))
+
+    def mentioned(words: frozenset[str]) -> bool:
+        holds_one = _holds_a_word(sorted(words))
+        return any((data := module.raw()) is None or holds_one(data) for module in unchanged)
+
+    names = ModuleNames(facts.module for module in project.modules if (facts := facts_now(module)) is not None)
+    return links_kept(recorded.links, changes, names, mentioned)
 
 
 def _holds_a_word(names: Sequence[str]) -> Callable[[bytes], bool]:

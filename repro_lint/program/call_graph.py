@@ -9,7 +9,7 @@ project pass asks the same questions once per rule and per program: each is answ
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import cached_property
 
 from repro_lint.core.graphs import closure
@@ -20,6 +20,9 @@ from repro_lint.program.symbols import SymbolResolver
 
 # Calls, with the module making them: a module's top-level calls, or a function's.
 Calls = tuple[str, Sequence[CallFact]]
+# Where a function's calls lead (`CallGraph.links`), with the places of the calls leading there among
+# its calls (`linking_calls`): what a pass keeps for the next (program/kept_links.py).
+Link = tuple[tuple[str, ...], tuple[str, ...], tuple[int, ...]]
 # What calls of a module resolve to, by their targets: for calls (index 0) and references (1).
 _ByTargets = tuple[dict[tuple[str, ...], tuple[str, ...]], dict[tuple[str, ...], tuple[str, ...]]]
 
@@ -34,7 +37,9 @@ class CallGraph:
         functions: dict[str, FunctionFacts],
         classes: dict[str, ClassFacts],
         names: ModuleNames,
+        kept: Mapping[str, Mapping[str, Link]] | None = None,
     ) -> None:
+        """`kept`: links of a pass before, by module, that hold for these facts (`links_kept`)."""
         self.modules = modules
         self.functions = functions
         self.module_of_function = {
@@ -53,6 +58,7 @@ class CallGraph:
         self._run_now_cache: dict[str, _ByTargets] = {}
         self._linking_calls_cache: dict[str, tuple[CallFact, ...]] = {}
         self._links_cache: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+        self._linking_at: dict[str, tuple[int, ...]] = {}
         self._reachable_cache: dict[str, list[str]] = {}
         self._on_load_cache: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
         self._reaching_calls_cache: dict[tuple[str, int], tuple[tuple[CallFact, tuple[str, ...], str | None], ...]] = {}
@@ -64,6 +70,20 @@ class CallGraph:
         self.methods: dict[str, list[str]] = {}
         for qualname in sorted(functions):
             self.methods.setdefault(qualname.rpartition(".")[2], []).append(qualname)
+        for module, links in (kept or {}).items():
+            for function, (resolved, methods, linking) in links.items():
+                if self.module_of_function.get(function) == module:  # not a function of another module so named
+                    calls = functions[function].calls
+                    self._links_cache[function] = (resolved, methods)
+                    self._linking_calls_cache[function] = tuple(calls[at] for at in linking)
+                    self._linking_at[function] = linking
+
+    def kept_links(self) -> dict[str, dict[str, Link]]:
+        """The links found so far, by module: for the next pass (`kept`)."""
+        found: dict[str, dict[str, Link]] = {}
+        for function, (resolved, methods) in self._links_cache.items():
+            found.setdefault(self.module_of_function[function], {})[function] = (resolved, methods, self._linking_at[function])
+        return found
 
     def resolve_functions(self, qualified: str, importer: str | None = None) -> tuple[str, ...]:
         """The project functions a call of a qualified name runs. Building an instance of a project
@@ -396,17 +416,21 @@ class CallGraph:
         links are asked for, and resolving each call twice took a third of the time."""
         module = self.module_of_function[function]
         linking: list[CallFact] = []
+        linking_at: list[int] = []
         resolved: set[str] = set()
         methods: set[str] = set()
-        for call in self.functions[function].calls:
+        for at, call in enumerate(self.functions[function].calls):
             callees = self._resolved_callees(call, module)
             if callees:
                 resolved.update(callees)
-                linking.append(call)
             elif (method := unresolved_method(call)) is not None:
                 methods.add(method)
-                linking.append(call)
+            else:
+                continue
+            linking.append(call)
+            linking_at.append(at)
         self._links_cache[function] = (tuple(sorted(resolved)), tuple(sorted(methods)))
+        self._linking_at[function] = tuple(linking_at)
         # `reaching_calls` keeps its answers by the identity of this tuple: it is made once.
         self._linking_calls_cache.setdefault(function, tuple(linking))
 

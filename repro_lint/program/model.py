@@ -12,7 +12,7 @@ answers what the rules and the engine ask of them.
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from functools import cached_property
 from typing import NamedTuple
@@ -21,7 +21,7 @@ from repro_lint.core.graphs import closure
 from repro_lint.facts.callers_choice import chosen_names
 from repro_lint.facts.events import Event, tables
 from repro_lint.facts.module_facts import CallFact, ClassFacts, FunctionFacts, ModuleFacts
-from repro_lint.program.call_graph import IMPLICIT_METHODS, CallGraph, is_method, unresolved_method
+from repro_lint.program.call_graph import IMPLICIT_METHODS, CallGraph, Link, is_method, unresolved_method
 from repro_lint.program.declared import Declared
 from repro_lint.program.module_names import ModuleNames
 from repro_lint.program.processes import Processes
@@ -46,7 +46,9 @@ class ProjectModel:
         modules: Iterable[ModuleFacts],
         entry_point_globs: Iterable[str] = (),
         declared: Declared | None = None,
+        kept_links: Mapping[str, Mapping[str, Link]] | None = None,
     ) -> None:
+        """`kept_links`: the links of a pass before that hold for these facts (program/kept_links.py)."""
         self.modules: dict[str, ModuleFacts] = {facts.module: facts for facts in sorted(modules, key=lambda m: m.module)}
         self._entry_point_globs = tuple(entry_point_globs)
         self.declared = declared or Declared()
@@ -57,7 +59,7 @@ class ProjectModel:
             function.qualname: function for facts in self.modules.values() for function in facts.functions
         }
         self.names = ModuleNames(self.modules)
-        self.calls = CallGraph(self.modules, self.functions, self.classes, self.names)
+        self.calls = CallGraph(self.modules, self.functions, self.classes, self.names, kept_links)
         self.processes = Processes(self.modules, self.functions, self.calls)
         # The project pass asks the same questions once per rule and per program: answer each once.
         self._reachable_set_cache: dict[str, frozenset[str]] = {}
