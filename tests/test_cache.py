@@ -42,7 +42,7 @@ def test_cached_run_gives_the_same_findings(project):
     assert not (root / CACHE_FOLDER).exists()
     assert _lint(root) == fresh
     entries = list((root / CACHE_FOLDER).rglob("*.pickle"))
-    assert len(entries) == 4  # each file's analysis, the run's findings, and the project pass's links
+    assert len(entries) == 4  # each file's analysis, the run's findings, and what the project pass resolved
     assert (root / CACHE_FOLDER / ".gitignore").read_text().strip().endswith("*")
     assert _lint(root) == fresh  # from the cache
 
@@ -1723,7 +1723,7 @@ def test_a_change_to_a_module_a_recorded_program_runs_is_judged_without_searchin
     expected = _full(root, use_cache=False)
     searched = []
     monkeypatch.setattr("repro_lint.engine.modules.SourceModule.raw", lambda module: searched.append(module.display))
-    # The pass then searches the files for the class's name, for the links it keeps (test_kept_links.py).
-    monkeypatch.setattr("repro_lint.engine.engine.links_holding", lambda *args: {})
+    # The pass then searches the files for the class's name, for what it resolves (test_kept_resolutions.py).
+    monkeypatch.setattr("repro_lint.engine.engine.resolutions_holding", lambda *args: {})
     assert _full(root) == expected
     assert searched == []

@@ -25,7 +25,7 @@ from repro_lint.engine.discovery import project_root
 from repro_lint.program.declared import Declared
 
 if TYPE_CHECKING:  # the call graph loads LibCST, which a run answered from its record never does
-    from repro_lint.program.call_graph import Link
+    from repro_lint.program.call_graph import Resolutions
 
 CACHE_FOLDER = ".repro_lint_cache"
 
@@ -173,9 +173,9 @@ class LastRun:
         if self.writable:
             _store(self.folder, self.path, (self._build, recorded))
 
-    def links(self) -> LinksRecord:
-        """The record of the last pass's links, kept beside this one."""
-        return LinksRecord(self.folder, self._name, self._build, self.writable)
+    def resolutions(self) -> ResolutionsRecord:
+        """The record of what the last pass resolved, kept beside this one."""
+        return ResolutionsRecord(self.folder, self._name, self._build, self.writable)
 
 
 def _load_record(path: Path) -> tuple[str, RecordedRun] | None:
@@ -187,33 +187,33 @@ def _load_record(path: Path) -> tuple[str, RecordedRun] | None:
 
 
 @dataclass(frozen=True)
-class RecordedLinks:
-    """The last project pass's links (`CallGraph.kept_links`), by module, and the files they were
-    found over: each file's identity in the cache and its text's SHA-256, by display path."""
+class RecordedResolutions:
+    """What the last project pass resolved, by module (`CallGraph.resolutions`), and the files it
+    was resolved over: each file's identity in the cache and its text's SHA-256, by display path."""
 
     files: dict[str, tuple[str, bytes]]
-    links: dict[str, dict[str, Link]]
+    resolutions: dict[str, Resolutions]
 
 
-class LinksRecord:
-    """The last project pass's links, beside the run's record (with the same settings and build):
-    read only where the pass runs again, which then resolves again only the calls a change may
-    lead elsewhere (program/kept_links.py). Apart from the record, which every run reads: the links
-    of transformers' 38,000 functions would slow the run answered from it."""
+class ResolutionsRecord:
+    """What the last project pass resolved, beside the run's record (with the same settings and
+    build): read only where the pass runs again, which then resolves again only the calls a change
+    may lead elsewhere (program/kept_resolutions.py). Apart from the record, which every run reads:
+    the links of transformers' 38,600 functions would slow the run answered from it."""
 
     def __init__(self, folder: Path, name: str, build: str, writable: bool) -> None:
         self.writable = writable
         self.folder = folder
-        self.path = folder / f"links-{name}.pickle"
+        self.path = folder / f"resolved-{name}.pickle"
         self._build = build
 
-    def load(self) -> RecordedLinks | None:
+    def load(self) -> RecordedResolutions | None:
         match _loaded(self.path):
-            case (self._build, RecordedLinks() as recorded):
+            case (self._build, RecordedResolutions() as recorded):
                 return recorded
         return None
 
-    def store(self, recorded: RecordedLinks) -> None:
+    def store(self, recorded: RecordedResolutions) -> None:
         if self.writable:
             _store(self.folder, self.path, (self._build, recorded))
 

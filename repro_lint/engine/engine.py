@@ -24,7 +24,7 @@ from repro_lint.core.program_outline import ProgramOutline
 from repro_lint.core.records import forget_shared_beyond
 from repro_lint.core.settings import Settings
 from repro_lint.core.source import unpacked
-from repro_lint.engine.cache import AnalysisCache, LastRun, LinksRecord, RecordedLinks, RecordedRun, prune
+from repro_lint.engine.cache import AnalysisCache, LastRun, RecordedResolutions, RecordedRun, ResolutionsRecord, prune
 from repro_lint.engine.closure import OnItsOwn, needed
 from repro_lint.engine.fixes import MAX_FIX_ROUNDS, applicable, apply_fixes
 from repro_lint.engine.heap import collector_paused, freed_memory_returned, kept_out_of_collections
@@ -34,9 +34,9 @@ from repro_lint.engine.last_run import (
     facts_by_module,
     imports_unseen,
     in_no_program,
-    links_holding,
     moved_along,
     named_elsewhere,
+    resolutions_holding,
     seen_by_the_pass,
     with_methods,
 )
@@ -52,7 +52,7 @@ from repro_lint.sources import scanner_for, validator_for
 
 if TYPE_CHECKING:
     from repro_lint.facts.module_facts import ModuleFacts
-    from repro_lint.program.call_graph import Link
+    from repro_lint.program.call_graph import Resolutions
     from repro_lint.program.model import ProjectModel
 
 
@@ -400,14 +400,14 @@ class Engine:
         reported = [module for module in modules if module.report]
         where = project_display(project)
         failures = len(self.problems)
-        links = last_run.links() if last_run is not None else None
+        resolved = last_run.resolutions() if last_run is not None else None
         model: ProjectModel | None
         entries = None
         with self.display.phase("project pass", len(program_rules), "rules") as step:
             step.describe("building the program model")
             try:
-                kept = self._links_holding(project, links)
-                model = ProjectModel((analysis.facts for analysis in analyses if analysis.facts is not None), self.settings.entry_points, kept_links=kept)
+                kept = self._resolutions_holding(project, resolved)
+                model = ProjectModel((analysis.facts for analysis in analyses if analysis.facts is not None), self.settings.entry_points, kept=kept)
                 if any(model.is_entry_point(name) and not model.entry_of_itself(name) for name in project.importers_left_out if name in model.modules):
                     return None
                 if any(not model.is_imported(name) for name in project.by_itself if name in model.modules):
@@ -479,20 +479,20 @@ class Engine:
                     outlined,
                 )
             )
-            if links is not None:
-                links.store(RecordedLinks({module.display: (cache_identity(module), module.digest) for module in modules}, model.calls.kept_links()))
+            if resolved is not None:
+                resolved.store(RecordedResolutions({module.display: (cache_identity(module), module.digest) for module in modules}, model.calls.resolutions()))
             prune(cache.folder)  # after a full pass only: a run answered from its record must stay quick
         return found
 
-    def _links_holding(self, project: Project, links: LinksRecord | None) -> dict[str, Mapping[str, Link]]:
-        """The last pass's links that hold for the project's facts now (program/kept_links.py)."""
+    def _resolutions_holding(self, project: Project, record: ResolutionsRecord | None) -> dict[str, Resolutions]:
+        """What the last pass resolved that holds for the project's facts now (program/kept_resolutions.py)."""
         cache = self._cache_for(project)
-        recorded = links.load() if links is not None else None
+        recorded = record.load() if record is not None else None
         if recorded is None or cache is None:
             return {}
         try:
-            return links_holding(project, recorded, cache, lambda module: self._analyze(module).facts)
-        except Exception:  # the links only spare resolving calls again, which then finds them all
+            return resolutions_holding(project, recorded, cache, lambda module: self._analyze(module).facts)
+        except Exception:  # it only spares resolving calls again, which then finds the same
             return {}
 
     def _judged(self, model: ProjectModel, question: _Question, module: SourceModule) -> bool:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from repro_lint.analysis.result import FileAnalysis
 from repro_lint.core.findings import Finding
 from repro_lint.core.source import Position
-from repro_lint.engine.cache import AnalysisCache, RecordedFile, RecordedLinks, RecordedRun
+from repro_lint.engine.cache import AnalysisCache, RecordedFile, RecordedResolutions, RecordedRun
 from repro_lint.engine.modules import Project, SourceModule, cache_identity
 from repro_lint.facts.shift import (
     ImportChange,
@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # the facts' module loads LibCST, which a run answered from i
     from repro_lint.facts.callers_choice import ArgumentsFact
     from repro_lint.facts.fix_points import EntryFixFacts
     from repro_lint.facts.module_facts import CallFact, FunctionFacts, ModuleFacts
-    from repro_lint.program.call_graph import Link
+    from repro_lint.program.call_graph import Resolutions
     from repro_lint.program.quiet import UnseenCalls
 
 
@@ -386,13 +386,13 @@ def named_elsewhere(project: Project, changed: Sequence[SourceModule], namings: 
     return False
 
 
-def links_holding(
-    project: Project, recorded: RecordedLinks, cache: AnalysisCache, facts_now: Callable[[SourceModule], ModuleFacts | None]
-) -> dict[str, Mapping[str, Link]]:
-    """The last pass's links (`recorded`) that hold for the project's modules as they are now
-    (`facts_now` gives a module's facts: program/kept_links.py), where it has the same files: the
-    changed modules' facts before are the cache's. None of them where that cannot be told."""
-    from repro_lint.program.kept_links import links_kept
+def resolutions_holding(
+    project: Project, recorded: RecordedResolutions, cache: AnalysisCache, facts_now: Callable[[SourceModule], ModuleFacts | None]
+) -> dict[str, Resolutions]:
+    """What the last pass resolved (`recorded`) that holds for the project's modules as they are now
+    (`facts_now` gives a module's facts: program/kept_resolutions.py), where it has the same files:
+    the changed modules' facts before are the cache's. Nothing where that cannot be told."""
+    from repro_lint.program.kept_resolutions import resolutions_kept
 
     if recorded.files.keys() != {module.display for module in project.modules}:
         return {}
@@ -417,7 +417,7 @@ def links_holding(
         return any((data := module.raw()) is None or holds_one(data) for module in unchanged)
 
     names = ModuleNames(facts.module for module in project.modules if (facts := facts_now(module)) is not None)
-    return links_kept(recorded.links, changes, names, mentioned)
+    return resolutions_kept(recorded.resolutions, changes, names, mentioned)
 
 
 def _holds_a_word(names: Sequence[str]) -> Callable[[bytes], bool]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import cached_property
+from typing import NamedTuple
 
 from repro_lint.core.graphs import closure
 from repro_lint.facts.dispatch import ANYTHING
@@ -20,11 +21,20 @@ from repro_lint.program.symbols import SymbolResolver
 
 # Calls, with the module making them: a module's top-level calls, or a function's.
 Calls = tuple[str, Sequence[CallFact]]
-# Where a function's calls lead (`CallGraph.links`), with the places of the calls leading there among
-# its calls (`linking_calls`): what a pass keeps for the next (program/kept_links.py).
-Link = tuple[tuple[str, ...], tuple[str, ...], tuple[int, ...]]
 # What calls of a module resolve to, by their targets: for calls (index 0) and references (1).
 _ByTargets = tuple[dict[tuple[str, ...], tuple[str, ...]], dict[tuple[str, ...], tuple[str, ...]]]
+# Where a function's calls lead (`CallGraph.links`), with the places among its calls of those leading
+# there (`linking_calls`).
+Link = tuple[tuple[str, ...], tuple[str, ...], tuple[int, ...]]
+
+
+class Resolutions(NamedTuple):
+    """What a pass resolved of one module's calls, kept for the next (program/kept_resolutions.py):
+    its functions' links, and what its calls resolve to by their targets (`callees`, `callees_run_now`)."""
+
+    links: dict[str, Link]
+    callees: _ByTargets
+    run_now: _ByTargets
 
 
 class CallGraph:
@@ -37,9 +47,9 @@ class CallGraph:
         functions: dict[str, FunctionFacts],
         classes: dict[str, ClassFacts],
         names: ModuleNames,
-        kept: Mapping[str, Mapping[str, Link]] | None = None,
+        kept: Mapping[str, Resolutions] | None = None,
     ) -> None:
-        """`kept`: links of a pass before, by module, that hold for these facts (`links_kept`)."""
+        """`kept`: what a pass before resolved, by module, that holds for these facts (`resolutions_kept`)."""
         self.modules = modules
         self.functions = functions
         self.module_of_function = {
@@ -70,20 +80,25 @@ class CallGraph:
         self.methods: dict[str, list[str]] = {}
         for qualname in sorted(functions):
             self.methods.setdefault(qualname.rpartition(".")[2], []).append(qualname)
-        for module, links in (kept or {}).items():
-            for function, (resolved, methods, linking) in links.items():
+        for module, resolutions in (kept or {}).items():
+            self._callee_cache[module] = resolutions.callees
+            self._run_now_cache[module] = resolutions.run_now
+            for function, (resolved, methods, linking) in resolutions.links.items():
                 if self.module_of_function.get(function) == module:  # not a function of another module so named
                     calls = functions[function].calls
                     self._links_cache[function] = (resolved, methods)
                     self._linking_calls_cache[function] = tuple(calls[at] for at in linking)
                     self._linking_at[function] = linking
 
-    def kept_links(self) -> dict[str, dict[str, Link]]:
-        """The links found so far, by module: for the next pass (`kept`)."""
-        found: dict[str, dict[str, Link]] = {}
+    def resolutions(self) -> dict[str, Resolutions]:
+        """What was resolved so far, by module: for the next pass (`kept`)."""
+        links: dict[str, dict[str, Link]] = {}
         for function, (resolved, methods) in self._links_cache.items():
-            found.setdefault(self.module_of_function[function], {})[function] = (resolved, methods, self._linking_at[function])
-        return found
+            links.setdefault(self.module_of_function[function], {})[function] = (resolved, methods, self._linking_at[function])
+        return {
+            module: Resolutions(links.get(module, {}), self._callee_cache.get(module, ({}, {})), self._run_now_cache.get(module, ({}, {})))
+            for module in links.keys() | self._callee_cache.keys() | self._run_now_cache.keys()
+        }
 
     def resolve_functions(self, qualified: str, importer: str | None = None) -> tuple[str, ...]:
         """The project functions a call of a qualified name runs. Building an instance of a project

@@ -21,7 +21,7 @@ from repro_lint.core.graphs import closure
 from repro_lint.facts.callers_choice import chosen_names
 from repro_lint.facts.events import Event, tables
 from repro_lint.facts.module_facts import CallFact, ClassFacts, FunctionFacts, ModuleFacts
-from repro_lint.program.call_graph import IMPLICIT_METHODS, CallGraph, Link, is_method, unresolved_method
+from repro_lint.program.call_graph import IMPLICIT_METHODS, CallGraph, Resolutions, is_method, unresolved_method
 from repro_lint.program.declared import Declared
 from repro_lint.program.module_names import ModuleNames
 from repro_lint.program.processes import Processes
@@ -46,9 +46,9 @@ class ProjectModel:
         modules: Iterable[ModuleFacts],
         entry_point_globs: Iterable[str] = (),
         declared: Declared | None = None,
-        kept_links: Mapping[str, Mapping[str, Link]] | None = None,
+        kept: Mapping[str, Resolutions] | None = None,
     ) -> None:
-        """`kept_links`: the links of a pass before that hold for these facts (program/kept_links.py)."""
+        """`kept`: what a pass before resolved that holds for these facts (program/kept_resolutions.py)."""
         self.modules: dict[str, ModuleFacts] = {facts.module: facts for facts in sorted(modules, key=lambda m: m.module)}
         self._entry_point_globs = tuple(entry_point_globs)
         self.declared = declared or Declared()
@@ -59,7 +59,7 @@ class ProjectModel:
             function.qualname: function for facts in self.modules.values() for function in facts.functions
         }
         self.names = ModuleNames(self.modules)
-        self.calls = CallGraph(self.modules, self.functions, self.classes, self.names, kept_links)
+        self.calls = CallGraph(self.modules, self.functions, self.classes, self.names, kept)
         self.processes = Processes(self.modules, self.functions, self.calls)
         # The project pass asks the same questions once per rule and per program: answer each once.
         self._reachable_set_cache: dict[str, frozenset[str]] = {}

@@ -1,5 +1,6 @@
-"""The last pass's links kept for the next (program/kept_links.py): those it keeps are the links a pass
-over the changed facts finds, and a change another module's calls may resolve to is resolved again."""
+"""What the last pass resolved, kept for the next (program/kept_resolutions.py): what it keeps is what a
+pass over the changed facts finds, and a change that another module's calls may resolve to is resolved
+again."""
 
 from __future__ import annotations
 
@@ -15,8 +16,8 @@ from repro_lint.api import lint_paths
 from repro_lint.core.settings import Settings
 from repro_lint.engine.cache import CACHE_FOLDER
 from repro_lint.facts.module_facts import ModuleFacts
-from repro_lint.program.call_graph import CallGraph
-from repro_lint.program.kept_links import links_kept
+from repro_lint.program.call_graph import CallGraph, Resolutions
+from repro_lint.program.kept_resolutions import resolutions_kept
 from repro_lint.program.model import ProjectModel
 from repro_lint.program.module_names import ModuleNames
 
@@ -36,16 +37,19 @@ def _facts(files: dict[str, str]) -> dict[str, ModuleFacts]:
     return found
 
 
-def _linked(model: ProjectModel) -> dict[str, dict[str, tuple]]:
-    """Every function's links, as a pass keeps them."""
+def _linked(model: ProjectModel) -> dict[str, Resolutions]:
+    """Every function's links, and what every call resolves to, as a pass keeps them."""
     for function in model.functions:
         model.calls.links(function)
-    return model.calls.kept_links()
+    for module, facts in model.modules.items():
+        for call in facts.every_call():
+            model.calls.callees_run_now(call, module)
+    return model.calls.resolutions()
 
 
 def _kept(before: dict[str, str], after: dict[str, str]) -> tuple[dict, dict, dict]:
-    """The links kept from a pass over `before` for `after` (the same files), those a pass over
-    `after` with them finds, and those a pass over `after` finds alone."""
+    """What is kept from a pass over `before` for `after` (the same files), what a pass over `after`
+    with it resolves, and what a pass over `after` resolves alone."""
     old, new = _facts(before), _facts(after)
     recorded = _linked(ProjectModel(old.values()))
     changes = [(old[path], new[path]) for path in new if old[path] != new[path]]
@@ -54,8 +58,8 @@ def _kept(before: dict[str, str], after: dict[str, str]) -> tuple[dict, dict, di
     def mentioned(words: frozenset[str]) -> bool:
         return any(re.search(rf"\b(?:{'|'.join(words)})\b", text) for text in unchanged)
 
-    kept = links_kept(recorded, changes, ModuleNames(facts.module for facts in new.values()), mentioned)
-    return kept, _linked(ProjectModel(new.values(), kept_links=kept)), _linked(ProjectModel(new.values()))
+    kept = resolutions_kept(recorded, changes, ModuleNames(facts.module for facts in new.values()), mentioned)
+    return kept, _linked(ProjectModel(new.values(), kept=kept)), _linked(ProjectModel(new.values()))
 
 
 def _edited(path: str, old: str, new: str, files: dict[str, str] = PACKAGE) -> dict[str, str]:
@@ -73,7 +77,7 @@ UNSEEN = [
 
 
 @pytest.mark.parametrize("after", UNSEEN)
-def test_links_outside_the_changed_modules_are_kept_and_are_those_a_pass_finds(after):
+def test_what_calls_outside_the_changed_modules_resolve_to_is_kept_and_is_what_a_pass_finds(after):
     kept, with_kept, fresh = _kept(PACKAGE, after)
     changed = {facts.module for path, facts in _facts(after).items() if after[path] != PACKAGE[path]}
     assert kept.keys() == _linked(model_of(PACKAGE)).keys() - changed
@@ -104,7 +108,7 @@ SEEN = [
 
 
 @pytest.mark.parametrize(("before", "after"), SEEN)
-def test_a_change_calls_elsewhere_may_resolve_to_keeps_no_links(before, after):
+def test_a_change_calls_elsewhere_may_resolve_to_keeps_nothing(before, after):
     kept, with_kept, fresh = _kept(before, after)
     assert kept == {}
     assert with_kept == fresh
@@ -123,16 +127,17 @@ def model_of(files: dict[str, str]) -> ProjectModel:
 def test_links_kept_for_a_function_now_of_another_module_are_not_taken():
     model = model_of(PACKAGE)
     recorded = _linked(model)
-    moved = {"pkg.core": {"train.main": recorded["train"]["train.main"]}}  # train.main is train's
+    link = recorded["train"].links["train.main"]
+    moved = {"pkg.core": Resolutions({"train.main": ((), (), ())}, ({}, {}), ({}, {}))}  # train.main is train's
     graph = CallGraph(model.modules, model.functions, model.classes, model.names, moved)
-    assert graph.kept_links() == {}
-    assert graph.links("train.main") == recorded["train"]["train.main"][:2]
+    assert "train.main" not in graph.resolutions()["pkg.core"].links
+    assert graph.links("train.main") == link[:2] != ((), ())
 
 
 def test_an_audit_after_an_edit_resolves_only_the_changed_modules_calls(project, monkeypatch):
     root = project({**PACKAGE, "run.py": "from train import main\n\nif __name__ == '__main__':\n    main()\n"})
     lint_paths([root], Settings(), use_cache=True)
-    assert list((root / CACHE_FOLDER).glob("links-*.pickle"))
+    assert list((root / CACHE_FOLDER).glob("resolved-*.pickle"))
     # An event in a function the program runs: the pass runs again.
     (root / "pkg/core.py").write_text(_edited("pkg/core.py", "    return Net()", "    import random\n\n    random.seed(0)\n    return Net()")["pkg/core.py"])
     linked: list[str] = []
@@ -153,7 +158,7 @@ _APPENDED = (
 )  # fmt: skip
 
 
-def test_random_edits_keep_only_links_a_pass_finds():
+def test_random_edits_keep_only_what_a_pass_resolves():
     chosen = random.Random(0)
     files = dict(PACKAGE)
     keeping = 0

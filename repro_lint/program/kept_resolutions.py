@@ -1,18 +1,18 @@
-"""Which of the last pass's links (`CallGraph.links`: where each function's calls lead) a pass after
-an edit can take as they are, instead of resolving every call of the project again.
+"""Which of what the last project pass resolved (by module: its functions' links, `CallGraph.links`,
+and what its calls resolve to) a pass after an edit can take as it is, instead of resolving every
+call of the project again.
 
-A function's links depend on its calls and on what their targets denote: the symbol tables of the
-modules a resolution consults (their definitions, the names their imports and definitions bind,
-their star imports) and the project's module names. A change to a module's tables is seen by a
-resolution made elsewhere only where it tests what changed: a definition or a binding that is new,
-gone or different. The names a resolution tests are built from strings of the facts of the modules
-it passes through (call targets, binding targets), the last part of each from such a string, but
-for the methods that building a class runs (`IMPLICIT_METHODS`, after the class's name); from
-module names; and the strings of a module's facts are words of its text. So where no word of what
-changed is a word of an unchanged module's text, a part of a module's name, or a part of a binding
-target a changed module kept, no resolution outside the changed modules tests it, and their
-functions' links stand. `named_elsewhere` (engine/last_run.py) relies on the same: a name reaches
-a module only as a word of some file.
+What a call resolves to depends on its targets and on the symbol tables of the modules a resolution
+consults (their definitions, the names their imports and definitions bind, their star imports) and
+the project's module names. A change to a module's tables is seen by a resolution made elsewhere
+only where it tests what changed: a definition or a binding that is new, gone or different. The
+names a resolution tests are built from strings of the facts of the modules it passes through (call
+targets, binding targets), the last part of each from such a string, but for the methods that
+building a class runs (`IMPLICIT_METHODS`, after the class's name); from module names; and the
+strings of a module's facts are words of its text. So where no word of what changed is a word of an
+unchanged module's text, a part of a module's name, or a part of a binding target a changed module
+kept, no resolution outside the changed modules tests it, and theirs stand. `named_elsewhere`
+(engine/last_run.py) relies on the same: a name reaches a module only as a word of some file.
 """
 
 from __future__ import annotations
@@ -20,20 +20,20 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from repro_lint.facts.module_facts import ModuleFacts
-from repro_lint.program.call_graph import IMPLICIT_METHODS, Link
+from repro_lint.program.call_graph import IMPLICIT_METHODS, Resolutions
 from repro_lint.program.module_names import ModuleNames
 
 
-def links_kept(
-    recorded: Mapping[str, Mapping[str, Link]],
+def resolutions_kept(
+    recorded: Mapping[str, Resolutions],
     changes: Sequence[tuple[ModuleFacts, ModuleFacts]],
     names: ModuleNames,
     mentioned: Callable[[frozenset[str]], bool],
-) -> dict[str, Mapping[str, Link]]:
-    """The links of `recorded` (by module, as the last pass left them) that hold after `changes`
-    (each changed module's facts before and after) among the same modules: none of a changed
-    module's, and none at all where a resolution made elsewhere may see a change. `mentioned` tells
-    whether the text of a module not changed holds one of the given words (or cannot be read)."""
+) -> dict[str, Resolutions]:
+    """What `recorded` holds (by module, as the last pass left it) that holds after `changes` (each
+    changed module's facts before and after) among the same modules: nothing of a changed module's,
+    and nothing at all where a resolution made elsewhere may see a change. `mentioned` tells whether
+    the text of a module not changed holds one of the given words (or cannot be read)."""
     words: set[str] = set()
     routed: set[str] = set()
     for before, after in changes:
@@ -49,7 +49,7 @@ def links_kept(
         if not words.isdisjoint(parts) or not words.isdisjoint(routed) or mentioned(frozenset(words)):
             return {}
     changed_modules = {after.module for _, after in changes}
-    return {module: links for module, links in recorded.items() if module not in changed_modules}
+    return {module: resolutions for module, resolutions in recorded.items() if module not in changed_modules}
 
 
 def _changed_words(before: ModuleFacts, after: ModuleFacts) -> set[str] | None:
