@@ -170,3 +170,15 @@ def test_random_edits_keep_only_what_a_pass_resolves():
         keeping += bool(kept)
         files = after
     assert 0 < keeping < 40
+
+
+def test_a_run_on_one_file_after_an_audit_keeps_what_the_audit_resolved(project, monkeypatch):
+    root = project({**PACKAGE, "run.py": "from train import main\n\nif __name__ == '__main__':\n    main()\n"})
+    lint_paths([root], Settings(), use_cache=True)
+    (record,) = (root / CACHE_FOLDER).glob("resolved-*.pickle")
+    kept = record.read_bytes()
+    (root / "pkg/core.py").write_text(_edited("pkg/core.py", "    return Net()", "    import random\n\n    random.seed(0)\n    return Net()")["pkg/core.py"])
+    loaded = []
+    monkeypatch.setattr("repro_lint.engine.cache.ResolutionsRecord.load", lambda record: loaded.append(record))
+    assert lint_paths([root / "pkg/core.py"], Settings(), use_cache=True).findings == lint_paths([root / "pkg/core.py"], Settings()).findings
+    assert loaded == [] and record.read_bytes() == kept

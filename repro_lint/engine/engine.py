@@ -400,7 +400,9 @@ class Engine:
         reported = [module for module in modules if module.report]
         where = project_display(project)
         failures = len(self.problems)
-        resolved = last_run.resolutions() if last_run is not None else None
+        # A run on some files reads only the modules they need: what it resolves would not answer the
+        # next audit, and what the last audit resolved would not answer it.
+        resolved = last_run.resolutions() if last_run is not None and project.universe is None else None
         model: ProjectModel | None
         entries = None
         with self.display.phase("project pass", len(program_rules), "rules") as step:
