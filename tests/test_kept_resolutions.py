@@ -37,6 +37,10 @@ def _facts(files: dict[str, str]) -> dict[str, ModuleFacts]:
     return found
 
 
+def model_of(files: dict[str, str]) -> ProjectModel:
+    return ProjectModel(_facts(files).values())
+
+
 def _linked(model: ProjectModel) -> dict[str, Resolutions]:
     """Every function's links, and what every call resolves to, as a pass keeps them."""
     for function in model.functions:
@@ -118,10 +122,6 @@ def test_a_resolution_elsewhere_finds_what_a_change_defines():
     """What the cases above guard: the pass over `after` resolves differently from the one before."""
     after = _edited("pkg/core.py", "def helper", "def later():\n    return 2\n\n\ndef helper")
     assert _linked(model_of(after))["train"] != _linked(model_of(PACKAGE))["train"]
-
-
-def model_of(files: dict[str, str]) -> ProjectModel:
-    return ProjectModel(_facts(files).values())
 
 
 def test_links_kept_for_a_function_now_of_another_module_are_not_taken():

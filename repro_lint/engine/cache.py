@@ -189,9 +189,10 @@ def _load_record(path: Path) -> tuple[str, RecordedRun] | None:
 @dataclass(frozen=True)
 class RecordedResolutions:
     """What the last project pass resolved, by module (`CallGraph.resolutions`), and the files it
-    was resolved over: each file's identity in the cache and its text's SHA-256, by display path."""
+    was resolved over, as its run's record has them (a run on some files may replace that record
+    since, not this one)."""
 
-    files: dict[str, tuple[str, bytes]]
+    files: dict[str, RecordedFile]  # by display path
     resolutions: dict[str, Resolutions]
 
 

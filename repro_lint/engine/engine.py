@@ -482,7 +482,7 @@ class Engine:
                 )
             )
             if resolved is not None:
-                resolved.store(RecordedResolutions({module.display: (cache_identity(module), module.digest) for module in modules}, model.calls.resolutions()))
+                resolved.store(RecordedResolutions(files, model.calls.resolutions()))
             prune(cache.folder)  # after a full pass only: a run answered from its record must stay quick
         return found
 

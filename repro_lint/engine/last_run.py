@@ -399,15 +399,15 @@ def resolutions_holding(
     unchanged: list[SourceModule] = []
     changes: list[tuple[ModuleFacts, ModuleFacts]] = []
     for module in project.modules:
-        identity, digest = recorded.files[module.display]
-        if identity != cache_identity(module):
+        file = recorded.files[module.display]
+        if file.identity != cache_identity(module):
             return {}  # the module's name, or whether it is reported, changed
         if scanner_for(module.display) is not None:
             continue  # a launch script or config: no facts, and no calls
-        if digest == module.digest:
+        if file.digest == module.digest:
             unchanged.append(module)
             continue
-        before, after = cache.load(module.display, identity, digest), facts_now(module)
+        before, after = cache.load(module.display, file.identity, file.digest), facts_now(module)
         if before is None or before.facts is None or after is None:
             return {}
         changes.append((before.facts, after))

@@ -45,8 +45,8 @@ def resolutions_kept(
     if words:
         if not all(word.isascii() and word.isidentifier() for word in words):
             return {}  # searched for as ASCII words
-        parts = {part for module in names.modules for part in module.split(".")}
-        if not words.isdisjoint(parts) or not words.isdisjoint(routed) or mentioned(frozenset(words)):
+        # A word that is no part of a module's name is `outside`: nothing a module's name names.
+        if not all(map(names.outside, words)) or not words.isdisjoint(routed) or mentioned(frozenset(words)):
             return {}
     changed_modules = {after.module for _, after in changes}
     return {module: resolutions for module, resolutions in recorded.items() if module not in changed_modules}
