@@ -234,6 +234,26 @@ def test_rep101_building_where_no_weights_are_initialised_is_no_use(project, con
     assert codes(project({"train.py": main, "models/gpt.py": GPT}), "REP101") == expected
 
 
+@pytest.mark.parametrize(
+    "inside, outside, expected",
+    [
+        # A helper called in the block builds there; called outside it too, it initialises.
+        ("model = build()", "", []),
+        ("model = build()", "other = build()\n        ", ["REP101"]),
+        ("model = GPT()", "other = build()\n        ", ["REP101"]),
+    ],
+)
+def test_rep101_a_helper_builds_where_it_is_called(project, inside, outside, expected):
+    main = (
+        META_MAIN.replace("{context}", 'torch.device("meta")')
+        .replace("model = GPT()", inside)
+        .replace("{extra}", outside)
+        .replace("from models.gpt import GPT", "from models.gpt import GPT, build")
+    )
+    helper = GPT + "\n\n    def build():\n        return GPT()\n"
+    assert codes(project({"train.py": main, "models/gpt.py": helper}), "REP101") == expected
+
+
 def test_rep101_layers_built_in_a_meta_block_of_the_entry_are_no_use(project):
     code = "import torch\nwith torch.device('meta'):\n    m = torch.nn.Linear(4, 2)\nm.load_state_dict(torch.load('m.pt'), assign=True)\nm(torch.ones(4)).sum().backward()\n"
     assert codes(project({"train.py": code}), "REP101") == []

@@ -336,24 +336,30 @@ class ProjectModel:
         # outside: each method name is followed once.
         methods_followed: set[str] = set()
 
-        def follow(edges: _InitEdges, in_block: bool) -> None:
-            stack.extend(edges.inside if in_block else edges.outside)
-            for method in edges.methods:
+        def follow(leads: Iterable[tuple[str, bool]], methods: Iterable[str]) -> None:
+            stack.extend(leads)
+            for method in methods:
                 if method not in methods_followed:
                     methods_followed.add(method)
                     stack.extend((callee, False) for callee in self.calls.methods_within(method, within))
 
         for module, calls in self.processes.process_roots(program):
-            follow(self._init_edges(module, calls), False)
+            edges = self._init_edges(module, calls)
+            follow(edges.outside, edges.methods)
         while stack:
             name, in_block = stack.pop()
             seen = inside if in_block else outside
             if name not in seen:
                 seen.add(name)
+                if not in_block and name not in functions_there:
+                    # Outside any block, and opening none: its calls lead where its links do, outside.
+                    resolved, methods = self.calls.links(name)
+                    follow(((callee, False) for callee in resolved), methods)
+                    continue
                 edges = self._function_init_edges.get(name)
                 if edges is None:
                     edges = self._function_init_edges[name] = self._init_edges(self.calls.module_of_function[name], self.calls.linking_calls(name))
-                follow(edges, in_block)
+                follow(edges.inside if in_block else edges.outside, edges.methods)
         return frozenset(inside - outside)
 
     def _init_edges(self, module: str, calls: Sequence[CallFact]) -> _InitEdges:
@@ -397,6 +403,8 @@ class ProjectModel:
 
     def _framework_subclass_seeds(self, program: Program) -> list[Located]:
         """`MyTrainer(...)` where MyTrainer subclasses a framework object that seeds (HF Trainer)."""
+        if not self._framework_subclasses:
+            return []  # most projects subclass none: their calls need no look-up
         found = []
         for module, calls in self.processes.process_calls(program):
             # The same calls, made in the same module, in every program running them.
@@ -415,10 +423,27 @@ class ProjectModel:
                 continue
             for target in call.targets:
                 cls = self.calls.resolve_symbol(target, module)
-                framework = self._framework_base(cls) if cls in self.classes else None
+                framework = self._framework_subclasses.get(cls) if cls is not None else None
                 if framework is not None:
                     found.extend(Event("seed", call.line, framework, rng) for rng in frameworks[framework]["seeds"])
         return tuple(found)
+
+    @cached_property
+    def _framework_subclasses(self) -> dict[str, str]:
+        """The project's classes deriving from a framework class that seeds, each with that class
+        (`_framework_base`): searched only among those with such a class above them, which most
+        projects do not have."""
+        frameworks = tables().frameworks
+        subclasses: dict[str, set[str]] = {}
+        deriving = set()
+        for cls in self.classes:
+            for base, module in self._bases(cls):
+                resolved = self.calls.resolve_symbol(base, module)
+                if base in frameworks:
+                    deriving.add(cls)
+                elif resolved is not None and resolved in self.classes:
+                    subclasses.setdefault(resolved, set()).add(cls)
+        return {cls: framework for cls in closure(deriving, subclasses) if (framework := self._framework_base(cls)) is not None}
 
     def _framework_base(self, qualname: str) -> str | None:
         """The framework class (HF Trainer) `qualname` derives from through project classes, if
