@@ -542,27 +542,32 @@ class CallGraph:
                 found.update(self._resolved_callees(call, module))
         return frozenset(found)
 
-    @cached_property
+    @property
     def _run_now_callers(self) -> dict[str, set[str]]:
         """For each function, the functions whose calls run it before they return."""
-        return self._callers_through(self.linking_calls)
+        return self._callers_run_now[0]
 
-    @cached_property
+    @property
     def _initialising_callers(self) -> dict[str, set[str]]:
         """As `_run_now_callers`, through the calls that initialise what they build: those made
         outside blocks that build modules without initialising their weights (`CallFact.no_init`)."""
-        return self._callers_through(lambda name: [call for call in self.linking_calls(name) if not call.no_init])
+        return self._callers_run_now[1]
 
-    def _callers_through(self, calls: Callable[[str], Iterable[CallFact]]) -> dict[str, set[str]]:
+    @cached_property
+    def _callers_run_now(self) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+        """`_run_now_callers` and `_initialising_callers`, from one pass over every call that links."""
         callers: dict[str, set[str]] = {}
+        initialising: dict[str, set[str]] = {}
         for name in self.functions:
             if not self.links(name)[0]:
                 continue  # a call runs before it returns only functions it resolves to
             module = self.module_of_function[name]
-            for call in calls(name):
+            for call in self.linking_calls(name):
                 for callee in self.callees_run_now(call, module):
                     callers.setdefault(callee, set()).add(name)
-        return callers
+                    if not call.no_init:
+                        initialising.setdefault(callee, set()).add(name)
+        return callers, initialising
 
     @cached_property
     def building_without_init(self) -> tuple[frozenset[str], frozenset[str]]:
