@@ -438,10 +438,11 @@ class ProjectModel:
         deriving = set()
         for cls in self.classes:
             for base, module in self._bases(cls):
-                resolved = self.calls.resolve_symbol(base, module)
                 if base in frameworks:
                     deriving.add(cls)
-                elif resolved is not None and resolved in self.classes:
+                    continue
+                resolved = self.calls.resolve_symbol(base, module)
+                if resolved is not None and resolved in self.classes:
                     subclasses.setdefault(resolved, set()).add(cls)
         return {cls: framework for cls in closure(deriving, subclasses) if (framework := self._framework_base(cls)) is not None}
 
