@@ -132,6 +132,37 @@ def test_the_pass_runs_without_collections_and_the_analyses_read_are_frozen_whil
     assert gc.isenabled() and gc.get_freeze_count() == 0
 
 
+def test_the_analyses_read_where_none_is_analysed_are_kept_from_the_young_generations(tmp_path, monkeypatch, collector_enabled):
+    """Read with collections paused, the analyses of an unchanged project would all be young when
+    they resume, and the first collection would traverse every one of them: they are frozen before,
+    and join the oldest generation when thawed."""
+    from repro_lint.api import lint_paths
+    from repro_lint.core.settings import Settings
+    from repro_lint.engine.cache import CACHE_FOLDER
+    from repro_lint.facts.module_facts import ModuleFacts
+    from repro_lint.program import model as program
+
+    _project(tmp_path)
+    lint_paths([tmp_path], Settings(), use_cache=True, jobs=1)  # fills the cache
+    for record in (tmp_path / CACHE_FOLDER).glob("run-*.pickle"):
+        record.unlink()  # the files' analyses are read, the last run's record does not answer
+    analysed = _batches_analysed(monkeypatch)
+    young_facts: list[int] = []
+    init = program.ProjectModel.__init__
+
+    def recording(self, *args, **kwargs):
+        young = gc.get_objects(generation=0) + gc.get_objects(generation=1)
+        young_facts.append(sum(isinstance(item, ModuleFacts) for item in young))
+        init(self, *args, **kwargs)
+
+    monkeypatch.setattr(program.ProjectModel, "__init__", recording)
+    result = lint_paths([tmp_path], Settings(), use_cache=True, jobs=1)
+    assert {"REP101", "REP301"} <= {finding.code for finding in result.findings}
+    assert analysed == [(0, True)]  # both files read, none analysed
+    assert young_facts == [0]
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+
+
 def test_files_analysed_with_none_read_run_with_what_is_alive_frozen(tmp_path, monkeypatch, collector_enabled):
     """A cold run's analyses, and a fix round's, where every file to analyse is new: what is alive
     is frozen all the same, so that collecting what this process's analyses left is cheap; and
