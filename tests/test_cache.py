@@ -133,6 +133,66 @@ def test_a_declared_torch_version_a_finding_shows_runs_the_pass_when_it_changes(
     _runs_the_pass_again(root, monkeypatch)
 
 
+def _undeclared(monkeypatch):
+    def read(path):
+        raise AssertionError(f"{path} was read")
+
+    monkeypatch.setattr("repro_lint.program.requirements._read", read)
+
+
+def _declarations_read(monkeypatch) -> list[Path]:
+    from repro_lint.program import requirements
+
+    read_text = requirements._read
+    read = []
+
+    def recording(path):
+        read.append(path)
+        return read_text(path)
+
+    monkeypatch.setattr(requirements, "_read", recording)
+    return read
+
+
+def test_declarations_whose_files_are_unchanged_are_not_read_again(project, old_files, monkeypatch):
+    root = project({**TRAIN_ON_HELPERS, "requirements.txt": "torch==2.11.0\n"})
+    fresh = _full(root)
+    with monkeypatch.context() as patched:
+        _undeclared(patched)
+        assert _full(root) == fresh
+
+
+def test_declarations_touched_without_change_are_read_once_then_known_by_their_stamps(project, old_files, monkeypatch):
+    root = project({**TRAIN_ON_HELPERS, "requirements.txt": "torch==2.11.0\n"})
+    fresh = _full(root)
+    later = (root / "requirements.txt").stat().st_mtime_ns + 10**9
+    os.utime(root / "requirements.txt", ns=(later, later))  # a checkout rewrites it with the same text
+    with monkeypatch.context() as patched:
+        read = _declarations_read(patched)
+        assert _full(root) == fresh
+        assert root / "requirements.txt" in read
+    with monkeypatch.context() as patched:
+        _undeclared(patched)
+        assert _full(root) == fresh
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("requirements-dev.txt", "torch==1.8.0\n"),  # a file added where the folder is listed
+        ("requirements.txt", "torch==1.8.0\n"),  # a file changed
+        ("pyproject.toml", '[project]\nname = "x"\ndependencies = ["torch==1.8.0"]\n'),  # a file looked for, added
+        ("shared/base.txt", "torch==1.8.0\n"),  # a file included, added in a folder added
+    ],
+)
+def test_a_declaration_added_or_changed_after_a_run_is_read(project, old_files, monkeypatch, name, text):
+    root = project({**TRAIN_ON_HELPERS, "requirements.txt": "-r shared/base.txt\ntorch==2.11.0\n"})
+    _full(root)
+    (root / name).parent.mkdir(exist_ok=True)
+    (root / name).write_text(text)
+    _runs_the_pass_again(root, monkeypatch)  # 1.8 is before 1.9, where workers reseed numpy
+
+
 def test_last_run_is_not_reused_with_other_settings(project):
     root = project({"train.py": TRAIN})
     assert "REP203" in [code for _, _, code, _ in _lint(root)]
@@ -200,7 +260,7 @@ def test_clean_of_a_missing_path_is_a_clear_error(tmp_path):
 @pytest.fixture
 def old_files(monkeypatch):
     """As if every file had last changed long before the run: their times are then trusted."""
-    monkeypatch.setattr("repro_lint.engine.cache._CLOCK_TICK_NS", -3600 * 10**9)
+    monkeypatch.setattr("repro_lint.core.stamps.CLOCK_TICK_NS", -3600 * 10**9)
 
 
 def _unreadable(monkeypatch):
@@ -231,7 +291,8 @@ def test_a_file_changed_within_the_clock_tick_of_its_time_is_read(project, monke
     # On a coarse file-system clock a file edited just after a run keeps its size and times: the run
     # must not have trusted times that recent, and reads the text.
     now = time.time_ns()
-    monkeypatch.setattr("repro_lint.engine.cache._stat", lambda path: SimpleNamespace(st_size=1, st_mtime_ns=now, st_ctime_ns=now, st_ino=1))
+    recent = SimpleNamespace(st_size=1, st_mtime_ns=now, st_ctime_ns=now, st_ino=1)
+    monkeypatch.setattr("repro_lint.core.stamps.os", SimpleNamespace(stat=lambda path: recent))
     root = project({"train.py": TRAIN})
     assert "REP203" in [code for _, _, code, _ in _lint(root)]
     (root / "train.py").write_text(TRAIN.replace("random_split(ds, [1, 1])", "print(ds, [11, 1, 1, 1])"))

@@ -89,4 +89,23 @@ def test_lowest_torch_version_of_a_folder(tmp_path, files, lowest):
     for name, text in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text, encoding="utf-8")
-    assert lowest_torch_version(tmp_path) == lowest
+    assert lowest_torch_version(tmp_path, set()) == lowest
+
+
+def test_the_files_a_folder_declares_in_are_those_read_or_looked_for(tmp_path):
+    """Where an added file or a changed one may change the version: those read and included (also
+    those included but missing), and where one could be added."""
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "app").mkdir()
+    (tmp_path / "shared" / "base.txt").write_text("torch>=1.9\n", encoding="utf-8")
+    (tmp_path / "app" / "requirements-dev.txt").write_text("-r ../shared/base.txt\n-r missing.txt\npytest\n", encoding="utf-8")
+    read: set = set()
+    assert lowest_torch_version(tmp_path / "app", read) == (1, 9)
+    app = tmp_path / "app"
+    assert {path.resolve() for path in read} == {
+        app,
+        *(app / name for name in ("pyproject.toml", "setup.cfg", "setup.py", "environment.yml", "environment.yaml")),
+        app / "requirements-dev.txt",
+        app / "missing.txt",
+        tmp_path / "shared" / "base.txt",
+    }

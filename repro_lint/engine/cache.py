@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from repro_lint.analysis.result import FileAnalysis
 from repro_lint.core.findings import Finding
 from repro_lint.core.program_outline import ProgramOutline
+from repro_lint.core.stamps import Stamp, stamp
 from repro_lint.engine.discovery import project_root
 from repro_lint.program.declared import Declared
 
@@ -73,7 +74,7 @@ class RecordedFile:
     were too recent to be trusted), and its text's SHA-256."""
 
     identity: str
-    times: tuple[int, int, int, int] | None
+    times: Stamp | None
     digest: bytes
 
 
@@ -116,17 +117,11 @@ class RecordedRun:
     programs: tuple[ProgramOutline, ...]  # for the audit, the files named as displayed
 
 
-# FAT's modification times have a resolution of 2 s, the coarsest of the file systems in use.
-_CLOCK_TICK_NS = 2_000_000_000
-
-
 class LastRun:
     """The record of the last run over one project with one set of settings and one build.
 
-    A file whose size and times are those recorded is taken as unchanged without reading it, as git's
-    index and Ruff's cache do. Times are recorded only for files older, by more than a clock tick,
-    than the moment they were taken: a file changed within the tick of its last change keeps its time
-    ("racy git"), and only its text would tell.
+    A file whose stamp (core/stamps.py: its size and times) is the one recorded is taken as unchanged
+    without reading it, as git's index and Ruff's cache do.
     """
 
     def __init__(self, root: Path, settings_key: str, files: Sequence[tuple[str, str, Path | None]], writable: bool = True) -> None:
@@ -141,11 +136,7 @@ class LastRun:
         self._build = f"{_tool_build()}\0{settings_key}"
         self._files = files
         taken = time.time_ns()
-        self._times: list[tuple[int, int, int, int] | None] = []
-        for _, _, path in files:
-            stat = _stat(path)
-            trusted = stat is not None and max(stat.st_mtime_ns, stat.st_ctime_ns) < taken - _CLOCK_TICK_NS
-            self._times.append((stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino) if trusted else None)  # type: ignore[union-attr]
+        self._times: list[Stamp | None] = [stamp(path, taken) for _, _, path in files]
 
     def load(self) -> RecordedRun | None:
         loaded = _load_record(self.path)
@@ -279,13 +270,6 @@ def _loaded(path: Path) -> object:
         with path.open("rb") as stream:
             return pickle.load(stream)
     except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, IndexError, TypeError, ValueError):
-        return None
-
-
-def _stat(path: Path | None) -> os.stat_result | None:
-    try:
-        return os.stat(path) if path is not None else None
-    except OSError:
         return None
 
 

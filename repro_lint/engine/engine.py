@@ -276,13 +276,18 @@ class Engine:
             return None  # a file reported now that the record read only for its facts
         same_files = beyond == set(removed) and all(files[module.display].identity == cache_identity(module) for module in listed)
         changed = [module for module in project.modules if module.display not in files or files[module.display].digest != module.digest]
-        if recorded.entries is not None and recorded.declared is not None:
+        # Read again unless the files it was read from are as they were, then kept so for the next run.
+        declared_again = False
+        if recorded.entries is not None and recorded.declared is not None and not recorded.declared.unchanged():
             shown = any(finding.code == VERSION_SHOWN_BY for finding in recorded.program_findings)
-            if not self._declared(project, recorded.entries).read_alike(recorded.declared, shown):
+            declared_now = self._declared(project, recorded.entries)
+            if not declared_now.read_alike(recorded.declared, shown):
                 return None
+            recorded, declared_again = replace(recorded, declared=declared_now), declared_now.read_from is not None
         reported = {module.display for module in project.modules if module.report}
         if not changed and not removed:
-            if None in known and same_files:  # texts read for their hashes: the next run knows them by the files' times
+            # Texts read for their hashes, or declarations read again: the next run knows them by the files' stamps.
+            if (None in known or declared_again) and same_files:
                 last_run.store(replace(recorded, files=last_run.files(module.digest for module in project.modules)))
             return [finding for finding in recorded.findings if finding.path in reported]
         cache = self._cache_for(project)

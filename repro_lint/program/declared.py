@@ -9,12 +9,14 @@ version-gated rules stay silent.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from packaging.version import Version
 
+from repro_lint.core.stamps import Stamp, stamp
 from repro_lint.knowledge import load
 
 CUBLAS_VARIABLE: str = load("determinism.json")["cublas_workspace_variable"]
@@ -36,6 +38,14 @@ class Declared:
 
     torch_versions: tuple[tuple[str, tuple[int, ...]], ...] = ()
     cublas_in_configs: bool = False
+    # The stamps of the files read and looked for, and of the folders holding them, as they were
+    # read; None where they do not tell (one changed too recently, or every config file was read).
+    read_from: tuple[tuple[str, Stamp], ...] | None = field(default=None, compare=False)
+
+    def unchanged(self) -> bool:
+        """Whether what it was read from is as it was, so that reading it again would give it."""
+        now = time.time_ns()
+        return self.read_from is not None and all(stamp(path, now) == then for path, then in self.read_from)
 
     def torch_version(self, entry_path: str) -> tuple[int, ...] | None:
         """The lowest torch version admitted by the declarations from the entry module's folder up
@@ -89,6 +99,8 @@ def _mentions_in_configs(root: Path, variable: str) -> bool:
 
 
 def declared(root: Path | None, entry_paths: Iterable[str], target_torch_version: str | None) -> Declared:
+    taken = time.time_ns()
+    read: set[Path] = set()
     if target_torch_version is not None:
         versions: tuple[tuple[str, tuple[int, ...]], ...] = (("", Version(target_torch_version).release),)
     elif root is None:
@@ -99,7 +111,7 @@ def declared(root: Path | None, entry_paths: Iterable[str], target_torch_version
 
         found = []
         for folder in sorted(_folders(root, entry_paths)):
-            version = lowest_torch_version(folder)
+            version = lowest_torch_version(folder, read)
             if version is not None:
                 relative = folder.relative_to(root).as_posix()
                 found.append(("" if relative == "." else relative, version))
@@ -107,4 +119,29 @@ def declared(root: Path | None, entry_paths: Iterable[str], target_torch_version
     # Scanning configs only matters where a version that needs the variable is targeted.
     needs_cublas = any(version < CUBLAS_REQUIRED_BEFORE for _, version in versions)
     cublas = needs_cublas and root is not None and _mentions_in_configs(root, CUBLAS_VARIABLE)
-    return Declared(versions, cublas)
+    scanned = needs_cublas and root is not None
+    return Declared(versions, cublas, None if scanned else _stamps(read, taken))
+
+
+def _stamps(read: set[Path], taken: int) -> tuple[tuple[str, Stamp], ...] | None:
+    """The stamps of the files read that exist, and of the folders holding each file read or looked
+    for (the nearest that exists): a file added to one changes its stamp. None where one changed too
+    recently to be trusted."""
+    places = set()
+    for path in read:
+        if os.path.isdir(path):  # listed
+            places.add(path)
+            continue
+        if os.path.lexists(path):
+            places.add(path)
+        folder = path.parent
+        while not os.path.isdir(folder) and folder != folder.parent:
+            folder = folder.parent
+        places.add(folder)
+    stamps = []
+    for place in sorted(places):
+        found = stamp(place, taken)
+        if found is None:
+            return None
+        stamps.append((str(place), found))
+    return tuple(stamps)

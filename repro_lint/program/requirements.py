@@ -37,10 +37,11 @@ _CONDA_FILES = ("environment.yml", "environment.yaml")
 _CONDA_OPERATORS = "=<>!~ "
 
 
-def lowest_torch_version(folder: Path) -> tuple[int, ...] | None:
+def lowest_torch_version(folder: Path, read: set[Path]) -> tuple[int, ...] | None:
     """The lowest torch release the folder's requirement files admit (`>=1.8.0` gives (1, 8, 0)), or
-    None where none of them bounds it from below."""
-    versions = [version for text in _requirements(folder) if (version := lowest_admitted(text)) is not None]
+    None where none of them bounds it from below. `read` gains the files it reads or looks for (one
+    added later would be seen in its folder's stamp), and the folders it lists."""
+    versions = [version for text in _requirements(folder, read) if (version := lowest_admitted(text)) is not None]
     return min(versions) if versions else None
 
 
@@ -70,10 +71,13 @@ def _lower_bound(specifier: SpecifierSet) -> Version | None:
     return max(bounds) if bounds else None
 
 
-def _requirements(folder: Path) -> Iterator[str]:
+def _requirements(folder: Path, read: set[Path]) -> Iterator[str]:
+    read.update((folder, *(folder / name for name in ("pyproject.toml", "setup.cfg", "setup.py", *_CONDA_FILES))))
     yield from _pyproject(folder / "pyproject.toml")
     for path in sorted(folder.glob("requirements*.txt")):
-        yield from _pip_file(path, set())
+        seen: set[Path] = set()
+        yield from _pip_file(path, seen)
+        read.update(seen)
     yield from _setup_cfg(folder / "setup.cfg")
     yield from _setup_py(folder / "setup.py")
     for name in _CONDA_FILES:
@@ -104,10 +108,12 @@ def _pyproject(path: Path) -> list[str]:
 def _pip_file(path: Path, seen: set[Path]) -> Iterator[str]:
     """A pip requirements file's requirements, with those of the files it includes by `-r`."""
     resolved = path.resolve()
-    text = _read(path)
-    if text is None or resolved in seen:
+    if resolved in seen:
         return
-    seen.add(resolved)
+    seen.add(resolved)  # missing too: it may be added later
+    text = _read(path)
+    if text is None:
+        return
     for line in _pip_lines(text):
         option, _, value = line.partition(" ")
         if option in ("-r", "--requirement"):
