@@ -193,6 +193,22 @@ def test_a_declaration_added_or_changed_after_a_run_is_read(project, old_files, 
     _runs_the_pass_again(root, monkeypatch)  # 1.8 is before 1.9, where workers reseed numpy
 
 
+@pytest.mark.parametrize(
+    ("name", "before"),
+    [
+        ("configs/train.env", None),  # added in a folder the scan lists
+        ("configs/train.env", "OMP_NUM_THREADS=1\n"),  # changed
+    ],
+)
+def test_a_config_setting_the_cublas_variable_after_a_run_is_read(project, old_files, name, before):
+    files = {"train.py": DETERMINISTIC_ON_CUDA, "requirements.txt": "torch==2.1.0\n", "configs/README.md": "configs\n"}
+    root = project({**files, **({name: before} if before is not None else {})})
+    assert "REP304" in [code for _, _, code, _ in _lint(root)]  # before 2.10, CUBLAS_WORKSPACE_CONFIG is needed
+    (root / name).write_text("CUBLAS_WORKSPACE_CONFIG=:4096:8\n")
+    assert "REP304" not in [code for _, _, code, _ in _lint(root)]
+    assert _lint(root) == _lint(root, use_cache=False)
+
+
 def test_last_run_is_not_reused_with_other_settings(project):
     root = project({"train.py": TRAIN})
     assert "REP203" in [code for _, _, code, _ in _lint(root)]

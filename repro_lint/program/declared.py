@@ -39,7 +39,7 @@ class Declared:
     torch_versions: tuple[tuple[str, tuple[int, ...]], ...] = ()
     cublas_in_configs: bool = False
     # The stamps of the files read and looked for, and of the folders holding them, as they were
-    # read; None where they do not tell (one changed too recently, or every config file was read).
+    # read; None where one changed too recently to tell.
     read_from: tuple[tuple[str, Stamp], ...] | None = field(default=None, compare=False)
 
     def unchanged(self) -> bool:
@@ -84,14 +84,19 @@ def _folders(root: Path, entry_paths: Iterable[str]) -> set[Path]:
     return folders
 
 
-def _mentions_in_configs(root: Path, variable: str) -> bool:
+def _mentions_in_configs(root: Path, variable: str, read: set[Path]) -> bool:
+    """Whether a launch script or config file of the project names `variable`. `read` gains the
+    folders listed and the files read."""
     for folder, subfolders, files in os.walk(root):
+        read.add(Path(folder))
         subfolders[:] = sorted(name for name in subfolders if name not in _SKIP_FOLDERS)
         for name in sorted(files):
             if not name.endswith(_CONFIG_SUFFIXES):
                 continue
+            path = Path(folder) / name
+            read.add(path)
             try:
-                if variable in (Path(folder) / name).read_text(encoding="utf-8", errors="replace"):
+                if variable in path.read_text(encoding="utf-8", errors="replace"):
                     return True
             except OSError:
                 continue
@@ -118,9 +123,8 @@ def declared(root: Path | None, entry_paths: Iterable[str], target_torch_version
         versions = tuple(found)
     # Scanning configs only matters where a version that needs the variable is targeted.
     needs_cublas = any(version < CUBLAS_REQUIRED_BEFORE for _, version in versions)
-    cublas = needs_cublas and root is not None and _mentions_in_configs(root, CUBLAS_VARIABLE)
-    scanned = needs_cublas and root is not None
-    return Declared(versions, cublas, None if scanned else _stamps(read, taken))
+    cublas = needs_cublas and root is not None and _mentions_in_configs(root, CUBLAS_VARIABLE, read)
+    return Declared(versions, cublas, _stamps(read, taken))
 
 
 def _stamps(read: set[Path], taken: int) -> tuple[tuple[str, Stamp], ...] | None:
