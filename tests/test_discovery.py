@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -7,7 +8,7 @@ from click.testing import CliRunner
 
 from repro_lint.cli import main
 from repro_lint.core.settings import Settings
-from repro_lint.engine.discovery import MissingPath, discover, project_root
+from repro_lint.engine.discovery import MissingPath, discover, project_root, relative_posix
 
 
 def _names(root: Path, settings: Settings = Settings(), paths: list[Path] | None = None) -> list[str]:
@@ -198,3 +199,16 @@ def test_info_exclude_of_a_linked_work_tree(project):
     (root / "main" / ".git" / "info" / "exclude").write_text("local.py\n")
     (root / "wt" / ".git").write_text(f"gitdir: {private}\n")
     assert _names(root, paths=[root / "wt"]) == ["wt/train.py"]
+
+
+@pytest.mark.parametrize("relative", ["train.py", "a/b/net.py", ".", "../elsewhere/x.py", "ab/x.py"])
+def test_a_path_relative_to_a_folder_is_what_pathlib_gives(tmp_path, relative):
+    folder = tmp_path / "a" if relative == "ab/x.py" else tmp_path  # a prefix of the text, not a parent
+    path = Path(os.path.normpath(tmp_path / relative))
+    try:
+        expected = path.relative_to(folder).as_posix()
+    except ValueError:
+        with pytest.raises(ValueError):
+            relative_posix(path, folder)
+    else:
+        assert relative_posix(path, folder) == expected

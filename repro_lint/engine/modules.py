@@ -17,7 +17,7 @@ from repro_lint.core.problems import internal_error
 from repro_lint.core.settings import Settings
 from repro_lint.core.source import LineIndex, UnreadableSource, decode, encoded, packed, read_source, unpacked
 from repro_lint.engine.cache import AnalysisCache
-from repro_lint.engine.discovery import SCANNED_SUFFIXES, SourcePath, display_path, project_files, project_root
+from repro_lint.engine.discovery import SCANNED_SUFFIXES, SourcePath, display_path, project_files, project_root, relative_posix
 from repro_lint.sources import notebook
 
 
@@ -208,7 +208,7 @@ def cached(cache: AnalysisCache, module: SourceModule) -> FileAnalysis | None:
 
 
 def _module_for(path: Path, display: str, root: Path, report: bool, overrides: Mapping[Path, str | bytes]) -> SourceModule:
-    relative = path.relative_to(root).as_posix()
+    relative = relative_posix(path, root)
     identity = notebook.identity(relative) if notebook.is_notebook(relative) else ModuleIdentity.from_relative_path(relative)
     return SourceModule(identity, display, report, path, override=overrides.get(path))
 
@@ -221,8 +221,12 @@ def group_projects(
     overrides = overrides or {}
     roots: dict[Path | None, list[SourcePath]] = {}
     discovered = [source.path for source in sources]
+    by_folder: dict[str, Path | None] = {}  # by the folder's text: a Path made per file cost more than the look-up
     for source in sources:
-        roots.setdefault(project_root(source.path.parent), []).append(source)
+        folder = os.path.dirname(source.path)
+        if folder not in by_folder:
+            by_folder[folder] = project_root(source.path.parent)
+        roots.setdefault(by_folder[folder], []).append(source)
     projects = []
     for root, members in sorted(roots.items(), key=lambda item: str(item[0])):
         if root is None:
