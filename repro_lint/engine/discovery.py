@@ -118,8 +118,8 @@ def display_path(path: Path, cwd: Path) -> str:
 
 def relative_posix(path: Path, folder: Path) -> str:
     """`path.relative_to(folder).as_posix()`, cut from the text where `folder`'s is a prefix of it.
-    Asked of every file of a run, pathlib's parsing was most of the time to list a project's files
-    (0.2 s on transformers, where a run answered from its record takes 0.4 s)."""
+    Asked of every file of a run, pathlib's parsing was most of the time to list and group a
+    project's files (on transformers, 0.35 s of the 0.8 s of a run its record answered)."""
     text, prefix = str(path), os.path.join(folder, "")
     if text.startswith(prefix):
         relative = text[len(prefix) :]
@@ -137,7 +137,8 @@ def walk(folder: Path, excluder: Excluder) -> Iterator[Path]:
         if entry is None:
             pending.pop()
             continue
-        # A path is made only of what is ignored by no file and is no linted file's.
+        # A Path is made only of a folder or a linted file that no exclude matches: one made of every
+        # entry was most of the walk's time.
         is_dir = entry.is_dir(follow_symlinks=False)
         if excluder.excluded(entry.path.replace(os.sep, "/") if os.sep != "/" else entry.path, entry.name):
             continue
