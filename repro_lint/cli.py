@@ -18,7 +18,6 @@ from repro_lint.core.pages import page_text
 from repro_lint.core.problems import Problem, internal_error
 from repro_lint.core.settings import ConfigError, Settings
 from repro_lint.engine.cache import cache_folders, remove_caches
-from repro_lint.engine.audit import audit_paths
 from repro_lint.engine.config import find_config_file, load_settings
 from repro_lint.engine.discovery import MissingPath, unlintable
 from repro_lint.engine.probe_reports import ProbeReportError, read_probe_report
@@ -396,6 +395,8 @@ def audit(
         _fail(str(error))
     targets, unusable = _targets(paths)
     settings = _guarded(lambda: _settings(config_file, targets[0], select, extend_select, ignore), show_traceback)
+    from repro_lint.engine.audit import audit_paths  # the audit's own modules load for audits only
+
     run = _guarded(lambda: audit_paths(targets, settings, use_cache=not no_cache, jobs=jobs, progress=not quiet, probes=probes), show_traceback)
     failed = _say_problems(run.problems, show_traceback) or unusable
     for report in run.unmatched_probes:

@@ -67,7 +67,8 @@ try:
     main(["check", "--jobs", "1", "."])
 except SystemExit:
     pass
-print(sorted(name for name in ("libcst", "repro_lint.rules.registry", "repro_lint.probe") if name in sys.modules))
+heavy = ("libcst", "repro_lint.rules.registry", "repro_lint.probe", "multiprocessing", "importlib.metadata", "repro_lint.engine.audit")
+print(sorted(name for name in heavy if name in sys.modules))
 """
 
 
@@ -77,7 +78,7 @@ def _check_in_fresh_interpreter(root) -> tuple[list[str], str]:
     return report, loaded
 
 
-def test_unchanged_project_is_answered_without_loading_libcst_or_the_rules(project):
+def test_unchanged_project_is_answered_without_loading_libcst_the_rules_or_a_pool(project):
     root = project({"train.py": TRAIN, "models/net.py": "import torch\ndef build():\n    return torch.nn.Linear(2, 2)\n"})
     cold_report, cold_loaded = _check_in_fresh_interpreter(root)
     assert cold_loaded == "['libcst', 'repro_lint.rules.registry']"

@@ -166,7 +166,7 @@ class _Metadata:
 )
 def test_page_url_falls_back_to_the_package_metadata(monkeypatch, urls, expected):
     pages.published_pages_url.cache_clear()
-    monkeypatch.setattr(pages.metadata, "metadata", lambda name: _Metadata(urls))
+    monkeypatch.setattr("importlib.metadata.metadata", lambda name: _Metadata(urls))
     try:
         assert pages.page_url("REP301", None) == expected
         # A configured `docs-url` wins over the metadata.

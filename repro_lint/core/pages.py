@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import string
 from functools import cache
-from importlib import metadata, resources
+from importlib import resources
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -34,6 +34,8 @@ def is_web_url(text: str) -> bool:
 @cache
 def published_pages_url() -> str | None:
     """The folder of rule pages the installed package's metadata names, if it names one."""
+    from importlib import metadata  # here: a report that links no page never loads it
+
     try:
         entries = metadata.metadata("repro-lint").get_all("Project-URL") or []
     except metadata.PackageNotFoundError:

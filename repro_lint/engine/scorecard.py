@@ -8,12 +8,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from typing import TYPE_CHECKING
 
 from repro_lint.core.findings import Finding
 from repro_lint.core.program_outline import ProgramOutline
-from repro_lint.engine.audit import AuditedProgram, AuditRun
 from repro_lint.engine.discovery import SCANNED_SUFFIXES
 from repro_lint.engine.probe_reports import ProbeReport
+
+if TYPE_CHECKING:  # the audit's engine, and the launch scripts' parser it loads, are for audits only
+    from repro_lint.engine.audit import AuditedProgram, AuditRun
 
 PASS, WARN, FAIL, NOT_APPLICABLE = "pass", "warn", "fail", "n/a"
 

@@ -16,13 +16,11 @@ than sparing a worker's start-up gains.
 from __future__ import annotations
 
 import gc
-import multiprocessing
 import os
 from collections import deque
 from collections.abc import Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from repro_lint.analysis.result import FileAnalysis, ModuleIdentity
 from repro_lint.core.problems import Problem, internal_error
@@ -30,6 +28,9 @@ from repro_lint.core.settings import Settings
 from repro_lint.core.source import unpacked
 from repro_lint.engine.heap import collector_paused
 from repro_lint.rules.base import Rule
+
+if TYPE_CHECKING:  # the pool's modules load where one starts: a run the cache answers starts none
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 # Starting a spawned worker (a fresh interpreter importing LibCST and the rules) costs about 0.3 s
 # on this kind of machine, as much as analysing some 15-20 average files; below this many files to
@@ -152,6 +153,9 @@ def _on_pool(
     collecting, and none as large as `WORKER_ONLY_BYTES`; and a worker that dies (a crash in a native
     library, the kernel's out-of-memory killer) takes down only the tasks then in flight, which are
     analysed again one by one, each in a process of its own, to find the one that killed it."""
+    from concurrent.futures import FIRST_COMPLETED, wait
+    from concurrent.futures.process import BrokenProcessPool
+
     pool = _pool(spawned, settings)
     in_flight: dict[Future[FileAnalysis], int] = {}
     try:
@@ -186,11 +190,16 @@ def _on_pool(
 
 
 def _pool(workers: int, settings: Settings) -> ProcessPoolExecutor:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"), initializer=_start_worker, initargs=(settings,))
 
 
 def _alone(task: Task, settings: Settings) -> FileAnalysis:
     """`task` analysed in a process of its own, whose death names this file."""
+    from concurrent.futures.process import BrokenProcessPool
+
     with _pool(1, settings) as pool:
         try:
             return pool.submit(_run, task).result()

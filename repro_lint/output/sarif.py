@@ -9,7 +9,6 @@ import json
 import os
 import re
 from collections.abc import Mapping, Sequence
-from importlib import metadata
 from pathlib import Path
 from urllib.parse import quote
 
@@ -30,6 +29,8 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 
 
 def tool_version() -> str | None:
+    from importlib import metadata  # here: a run reporting in another format never loads it
+
     try:
         return metadata.version("repro-lint")
     except metadata.PackageNotFoundError:
