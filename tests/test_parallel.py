@@ -111,7 +111,7 @@ def test_pool_is_a_spawn_pool_and_answers_every_task(monkeypatch):
         methods.append(method)
         return real(method)
 
-    monkeypatch.setattr(workers.multiprocessing, "get_context", recording)
+    monkeypatch.setattr(multiprocessing, "get_context", recording)
     tasks = _tasks(workers.POOL_MIN_FILES)
     pooled = list(workers.analyse_all(tasks, Settings(), jobs=2))
     assert methods == ["spawn"]
@@ -168,7 +168,7 @@ def test_this_process_analyses_its_share_beside_the_workers_in_smaller_runs(monk
 
 
 def test_few_files_are_analysed_in_process(monkeypatch):
-    monkeypatch.setattr(workers.multiprocessing, "get_context", lambda method=None: pytest.fail("no pool for a few files"))
+    monkeypatch.setattr(multiprocessing, "get_context", lambda method=None: pytest.fail("no pool for a few files"))
     analyses = list(workers.analyse_all(_tasks(3), Settings(), jobs=8))
     assert [index for index, _ in analyses] == [0, 1, 2]
     assert [finding.code for _, analysis in analyses for finding in analysis.findings] == ["REP106"] * 3
