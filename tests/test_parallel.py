@@ -167,6 +167,30 @@ def test_this_process_analyses_its_share_beside_the_workers_in_smaller_runs(monk
     assert gc.isenabled()
 
 
+def test_the_worker_has_its_first_files_before_this_process_loads_the_rules(monkeypatch):
+    """A spawned worker takes about as long to start as this process takes to load LibCST and the
+    rules: it is sent files first, and starts while they load."""
+    events = []
+    real_pool, real_init = workers._pool, workers._Analyser.__init__
+
+    def recording_pool(processes_wanted, settings):
+        pool = real_pool(processes_wanted, settings)
+        submit = pool.submit
+        monkeypatch.setattr(pool, "submit", lambda *arguments: (events.append("sent"), submit(*arguments))[1])
+        return pool
+
+    def recording_init(self, settings):
+        events.append("loaded")
+        real_init(self, settings)
+
+    monkeypatch.setattr(workers, "_pool", recording_pool)
+    monkeypatch.setattr(workers._Analyser, "__init__", recording_init)
+    tasks = _tasks(workers.POOL_MIN_FILES)
+    assert sorted(index for index, _ in workers.analyse_all(tasks, Settings(), jobs=2)) == list(range(len(tasks)))
+    assert events.count("loaded") == 1
+    assert events.index("loaded") == workers._QUEUED_PER_WORKER  # after the worker's first files, once
+
+
 def test_few_files_are_analysed_in_process(monkeypatch):
     monkeypatch.setattr(multiprocessing, "get_context", lambda method=None: pytest.fail("no pool for a few files"))
     analyses = list(workers.analyse_all(_tasks(3), Settings(), jobs=8))
