@@ -16,7 +16,7 @@ import io
 import sys
 import tokenize
 from ast import literal_eval
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import yaml
@@ -33,7 +33,6 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 TORCH_NAMES = frozenset({"torch", "pytorch"})  # `pytorch` is conda's name for it
 # The operators that bound a version from below; `<`, `<=` and `!=` leave the lowest version open.
 _LOWER_BOUNDS = frozenset({"==", "===", ">=", "~=", ">"})
-_CONDA_FILES = ("environment.yml", "environment.yaml")
 _CONDA_OPERATORS = "=<>!~ "
 
 
@@ -72,16 +71,14 @@ def _lower_bound(specifier: SpecifierSet) -> Version | None:
 
 
 def _requirements(folder: Path, read: set[Path]) -> Iterator[str]:
-    read.update((folder, *(folder / name for name in ("pyproject.toml", "setup.cfg", "setup.py", *_CONDA_FILES))))
-    yield from _pyproject(folder / "pyproject.toml")
+    read.add(folder)  # listed for its requirements*.txt
+    for name, reader in _READERS:
+        read.add(folder / name)
+        yield from reader(folder / name)
     for path in sorted(folder.glob("requirements*.txt")):
         seen: set[Path] = set()
         yield from _pip_file(path, seen)
         read.update(seen)
-    yield from _setup_cfg(folder / "setup.cfg")
-    yield from _setup_py(folder / "setup.py")
-    for name in _CONDA_FILES:
-        yield from _conda_file(folder / name)
 
 
 def _read(path: Path) -> str | None:
@@ -214,3 +211,13 @@ def _conda_requirements(spec: str) -> list[str]:
     if operator == "==":
         version = version.split("=")[0]
     return [f"{name}{alternative}" for alternative in f"{operator}{version}".split("|")]
+
+
+# The files of a folder that declare requirements, each with its reader; and its requirements*.txt.
+_READERS: tuple[tuple[str, Callable[[Path], Iterable[str]]], ...] = (
+    ("pyproject.toml", _pyproject),
+    ("setup.cfg", _setup_cfg),
+    ("setup.py", _setup_py),
+    ("environment.yml", _conda_file),
+    ("environment.yaml", _conda_file),
+)
