@@ -88,6 +88,22 @@ def test_unchanged_project_is_answered_without_loading_libcst_the_rules_or_a_poo
     assert any("REP203" in line for line in warm_report)
 
 
+SCANNERS = ("repro_lint.sources.configs", "repro_lint.sources.shell_scan", "repro_lint.sources.shell_syntax", "tree_sitter")
+
+
+def test_a_python_file_read_again_loads_no_scanner_of_launch_scripts_or_configs(project):
+    """Which scanner reads a file is asked of every file read: for a Python file, the answer needs
+    none of them (nor the shell parser), which a one-file edit after an audit would load for nothing."""
+    root = project({"train.py": TRAIN, "models/net.py": "import torch\ndef build():\n    return torch.nn.Linear(2, 2)\n"})
+    listing = CHECK_AND_LIST_IMPORTS.replace("heavy = (", f"heavy = {SCANNERS!r} + (")
+    subprocess.run([sys.executable, "-c", listing], cwd=root, capture_output=True, text=True, check=True)
+    (root / "train.py").write_text(TRAIN + "# edited\n")
+    run = subprocess.run([sys.executable, "-c", listing], cwd=root, capture_output=True, text=True, check=True)
+    loaded = run.stdout.splitlines()[-1]
+    assert "libcst" in loaded  # the file was analysed again
+    assert not any(f"'{name}'" in loaded for name in SCANNERS)
+
+
 DETERMINISTIC_ON_CUDA = textwrap.dedent("""
     import torch
 

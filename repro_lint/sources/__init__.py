@@ -25,6 +25,9 @@ def _suffix(path: str) -> str:
 def _handlers(path: str) -> tuple[Scanner, Callable[[str], bool]] | None:
     """The scanner for a file of this name and the parse check its fixed text must pass; None for
     Python (and anything else)."""
+    suffix = _suffix(path)
+    if suffix not in (*_SHELL, *_YAML, *_JSON):
+        return None  # asked of every file read: a run reading only Python loads no scanner
     from repro_lint.sources import configs, shell_scan, shell_syntax  # imported late: they load the rules' data
 
     by_kind = (
@@ -32,7 +35,6 @@ def _handlers(path: str) -> tuple[Scanner, Callable[[str], bool]] | None:
         (_YAML, configs.scan_yaml, configs.parses_yaml),
         (_JSON, configs.scan_json, configs.parses_json),
     )
-    suffix = _suffix(path)
     return next(((scan, parses) for suffixes, scan, parses in by_kind if suffix in suffixes), None)
 
 
