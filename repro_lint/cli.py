@@ -20,14 +20,10 @@ from repro_lint.core.settings import ConfigError, Settings
 from repro_lint.engine.cache import cache_folders, remove_caches
 from repro_lint.engine.config import find_config_file, load_settings
 from repro_lint.engine.discovery import MissingPath, unlintable
-from repro_lint.engine.probe_reports import ProbeReportError, read_probe_report
-from repro_lint.engine.scorecard import judge
 from repro_lint.engine.workers import default_jobs
 from repro_lint.lsp import MissingExtra, serve
 from repro_lint.output import text
-from repro_lint.output.audit.context import AuditContext
-from repro_lint.output.audit.report import AUDIT_FORMATS, render_audit
-from repro_lint.output.audit.totals import totals_line
+from repro_lint.output.audit import AUDIT_FORMATS
 from repro_lint.output.context import repository_root
 from repro_lint.output.report import FORMATS, errors, render_report, write_report
 from repro_lint.output.sarif import tool_version
@@ -389,14 +385,20 @@ def audit(
 ) -> None:
     """Judge each program in PATHS (default: the current folder) in five areas: seeding,
     determinism, data order, checkpoints, configs. Exits 1 when a program is not reproducible."""
+    # The audit's own modules load for audits only.
+    from repro_lint.engine.audit import audit_paths
+    from repro_lint.engine.probe_reports import ProbeReportError, read_probe_report
+    from repro_lint.engine.scorecard import judge
+    from repro_lint.output.audit.context import AuditContext
+    from repro_lint.output.audit.report import render_audit
+    from repro_lint.output.audit.totals import totals_line
+
     try:
         probes = [read_probe_report(path) for path in probe_files]
     except ProbeReportError as error:
         _fail(str(error))
     targets, unusable = _targets(paths)
     settings = _guarded(lambda: _settings(config_file, targets[0], select, extend_select, ignore), show_traceback)
-    from repro_lint.engine.audit import audit_paths  # the audit's own modules load for audits only
-
     run = _guarded(lambda: audit_paths(targets, settings, use_cache=not no_cache, jobs=jobs, progress=not quiet, probes=probes), show_traceback)
     failed = _say_problems(run.problems, show_traceback) or unusable
     for report in run.unmatched_probes:

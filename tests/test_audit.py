@@ -470,3 +470,11 @@ class _Page(HTMLParser):
     def handle_data(self, data: str) -> None:
         if self._in_cell:
             self.cells[-1][-1] += data
+
+
+def test_every_format_the_command_line_offers_has_a_renderer():
+    """The formats are named apart from their renderers, which the command line loads for audits only."""
+    from repro_lint.output.audit import AUDIT_FORMATS
+    from repro_lint.output.audit.report import RENDERERS
+
+    assert tuple(RENDERERS) == AUDIT_FORMATS

@@ -67,7 +67,7 @@ try:
     main(["check", "--jobs", "1", "."])
 except SystemExit:
     pass
-heavy = ("libcst", "repro_lint.rules.registry", "repro_lint.probe", "multiprocessing", "importlib.metadata", "repro_lint.engine.audit")
+heavy = ("libcst", "repro_lint.rules.registry", "repro_lint.probe", "multiprocessing", "importlib.metadata", "repro_lint.engine.audit", "repro_lint.engine.scorecard", "repro_lint.output.audit.report")
 print(sorted(name for name in heavy if name in sys.modules))
 """
 

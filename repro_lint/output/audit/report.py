@@ -14,7 +14,6 @@ RENDERERS: dict[str, Callable[[Scorecard, AuditContext], str]] = {
     "html": html.render,
     "json": json_report.render,
 }
-AUDIT_FORMATS = tuple(RENDERERS)
 
 
 def render_audit(output_format: str, scorecard: Scorecard, context: AuditContext) -> str:
