@@ -59,7 +59,9 @@ def test_unchanged_project_is_answered_from_the_last_run(project, monkeypatch):
     assert _lint(root) == fresh
 
 
-# Runs `check` in a fresh interpreter and says, after the report, which of the heavy modules it loaded.
+HEAVY = ("libcst", "repro_lint.rules.registry", "repro_lint.probe", "multiprocessing", "importlib.metadata", "repro_lint.engine.audit", "repro_lint.engine.scorecard", "repro_lint.output.audit.report")
+
+# Runs `check` in a fresh interpreter and says, after the report, which of the `listed` modules it loaded.
 CHECK_AND_LIST_IMPORTS = """
 import sys
 from repro_lint.cli import main
@@ -67,13 +69,13 @@ try:
     main(["check", "--jobs", "1", "."])
 except SystemExit:
     pass
-heavy = ("libcst", "repro_lint.rules.registry", "repro_lint.probe", "multiprocessing", "importlib.metadata", "repro_lint.engine.audit", "repro_lint.engine.scorecard", "repro_lint.output.audit.report")
-print(sorted(name for name in heavy if name in sys.modules))
+print(sorted(name for name in {listed!r} if name in sys.modules))
 """
 
 
-def _check_in_fresh_interpreter(root) -> tuple[list[str], str]:
-    run = subprocess.run([sys.executable, "-c", CHECK_AND_LIST_IMPORTS], cwd=root, capture_output=True, text=True, check=True)
+def _check_in_fresh_interpreter(root, listed: tuple[str, ...] = HEAVY) -> tuple[list[str], str]:
+    script = CHECK_AND_LIST_IMPORTS.format(listed=listed)
+    run = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True, check=True)
     *report, loaded = run.stdout.splitlines()
     return report, loaded
 
@@ -95,13 +97,10 @@ def test_a_python_file_read_again_loads_no_scanner_of_launch_scripts_or_configs(
     """Which scanner reads a file is asked of every file read: for a Python file, the answer needs
     none of them (nor the shell parser), which a one-file edit after an audit would load for nothing."""
     root = project({"train.py": TRAIN, "models/net.py": "import torch\ndef build():\n    return torch.nn.Linear(2, 2)\n"})
-    listing = CHECK_AND_LIST_IMPORTS.replace("heavy = (", f"heavy = {SCANNERS!r} + (")
-    subprocess.run([sys.executable, "-c", listing], cwd=root, capture_output=True, text=True, check=True)
+    _check_in_fresh_interpreter(root, SCANNERS)
     (root / "train.py").write_text(TRAIN + "# edited\n")
-    run = subprocess.run([sys.executable, "-c", listing], cwd=root, capture_output=True, text=True, check=True)
-    loaded = run.stdout.splitlines()[-1]
-    assert "libcst" in loaded  # the file was analysed again
-    assert not any(f"'{name}'" in loaded for name in SCANNERS)
+    _, loaded = _check_in_fresh_interpreter(root, ("libcst", *SCANNERS))
+    assert loaded == "['libcst']"  # the file was analysed again, and no scanner loaded
 
 
 DETERMINISTIC_ON_CUDA = textwrap.dedent("""
