@@ -13,6 +13,7 @@ from repro_lint.analysis.result import FileAnalysis
 from repro_lint.sources.reports import empty
 
 _SHELL, _YAML, _JSON = (".sh",), (".yaml", ".yml"), (".json",)
+_SCANNED = (*_SHELL, *_YAML, *_JSON)
 
 Scanner = Callable[[str, str], FileAnalysis]
 
@@ -26,7 +27,7 @@ def _handlers(path: str) -> tuple[Scanner, Callable[[str], bool]] | None:
     """The scanner for a file of this name and the parse check its fixed text must pass; None for
     Python (and anything else)."""
     suffix = _suffix(path)
-    if suffix not in (*_SHELL, *_YAML, *_JSON):
+    if suffix not in _SCANNED:
         return None  # asked of every file read: a run reading only Python loads no scanner
     from repro_lint.sources import configs, shell_scan, shell_syntax  # imported late: they load the rules' data
 
