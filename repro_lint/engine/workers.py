@@ -149,7 +149,7 @@ def _on_pool(
     process takes the smallest files from the other end, so that it is never long away from
     collecting, and none as large as `WORKER_ONLY_BYTES`; it loads LibCST and the rules for them
     once the workers have their first files, which they start on meanwhile (on pytorch/examples, a
-    cold run took 0.94x the time of loading them first); and a worker that dies (a crash in a native
+    cold run took 0.95x the time of loading them first); and a worker that dies (a crash in a native
     library, the kernel's out-of-memory killer) takes down only the tasks then in flight, which are
     analysed again one by one, each in a process of its own, to find the one that killed it."""
     from concurrent.futures import FIRST_COMPLETED, wait
