@@ -131,3 +131,26 @@ def test_nested_definitions_are_named_like_the_facts_name_them():
                 inner()
     """
     assert callees(code) == [("pkg.train.outer.<locals>.step",), ("pkg.train.Trainer.run.<locals>.inner",)]
+
+
+def test_a_name_resolved_again_from_the_same_scopes_is_not_looked_up_again(monkeypatch):
+    code = """
+        import torch
+        def build():
+            torch.nn.Linear(2, 2)
+            torch.nn.Linear(2, 2)
+        def shadowing(torch):
+            torch.nn.Linear(2, 2)
+        torch.nn.Linear(2, 2)
+    """
+    looked_up: list[str] = []
+    find = NameResolver._find
+
+    def counting(self, name, chain, suffix):
+        looked_up.append(name + suffix)
+        return find(self, name, chain, suffix)
+
+    monkeypatch.setattr(NameResolver, "_find", counting)
+    # Each scope answers for itself: the parameter shadows the import, the module sees the import.
+    assert callees(code) == [("torch.nn.Linear",), ("torch.nn.Linear",), (), ("torch.nn.Linear",)]
+    assert looked_up == ["torch.nn.Linear"] * 3  # the function's second call is answered from the first

@@ -47,6 +47,7 @@ def test_every_node_has_the_range_libcst_gives_it(source: str) -> None:
     for node in visitor.nodes:
         start, end = expected[node].start, expected[node].end
         assert positions.range(node) == (Position(start.line, start.column), Position(end.line, end.column)), node
+        assert positions.start(node) == Position(start.line, start.column), node
 
 
 # LibCST's code generation leaves out a form feed (with the blanks before it) in the indentation of

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -218,3 +219,31 @@ def test_an_imported_scripts_main_block_reads_nothing_for_the_importer(project):
     root = _train(project, "net = QNetwork()\nname = f'{args.env}-seed{args.seed}'", imports="from dqn import QNetwork", **{"dqn.py": dqn})
     assert [(name, line) for name, line, _ in _findings(root)] == [("train.py", _line(root, "train.py", '"--seed"'))]
 
+
+
+def _handed_over(code: str) -> list[tuple[str, str, str | None]]:
+    from repro_lint.analysis.python import analyze
+    from repro_lint.analysis.result import ModuleIdentity
+
+    analysis = analyze(textwrap.dedent(code), "train.py", ModuleIdentity.from_relative_path("train.py"), [], Settings())
+    assert analysis.facts is not None
+    return [(call.targets[0], holder, function) for call, holder, function in analysis.facts.seed_reads.handed_over]
+
+
+def test_an_options_object_is_known_handed_over_where_the_parse_result_is_bound_after_the_call():
+    # `settings` is no usual name for options: the call handing it over comes before the
+    # assignment that tells it holds a parse result, and is kept all the same.
+    code = """
+        def main():
+            train(settings)
+            train(other)
+
+        def train(options):
+            pass
+
+        settings = parser.parse_args()
+    """
+    assert _handed_over(code) == [("train.train", "settings", "train.main")]
+    # Without a parse result in the module, only the usual names (`args`, `cfg`...) hold options.
+    unparsed = code.replace("parser.parse_args()", "load()").replace("train(other)", "train(cfg)")
+    assert _handed_over(unparsed) == [("train.train", "cfg", "train.main")]

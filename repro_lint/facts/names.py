@@ -255,6 +255,11 @@ class NameResolver:
         # binding once: the scopes searched from each binding scope, and what each binding denotes.
         self._outward: dict[int, tuple[ScopeNode, ...]] = {}
         self._bindings = StackMemo(self._bound, frozenset())
+        # Each dotted name resolved, by the scopes it was resolved from (their nodes' ids, from the
+        # module in): a function names the same few callees over and over (`nn.Linear`, `self.x`),
+        # and the rules and the facts ask about the same calls. Over half of the resolutions on
+        # transformers' files repeat one already made, and each costs a walk of the scope chain.
+        self._resolved: dict[tuple[object, ...], frozenset[str]] = {}
 
     def _register(self, scopes: Sequence[ScopeNode]) -> None:
         for parent, node in zip(scopes, scopes[1:]):
@@ -336,9 +341,13 @@ class NameResolver:
         dotted = dotted_name(node)
         if dotted is None:
             return frozenset()
-        self._register(scopes)
-        head, dot, rest = dotted.partition(".")
-        return self._bindings.run(self._find(head, self._chain(scopes), dot + rest))
+        key = (dotted, *map(id, scopes))
+        found = self._resolved.get(key)
+        if found is None:
+            self._register(scopes)
+            head, dot, rest = dotted.partition(".")
+            found = self._resolved[key] = self._bindings.run(self._find(head, self._chain(scopes), dot + rest))
+        return found
 
     def module_bindings(self) -> dict[str, frozenset[str]]:
         """What the module's own imports and definitions bind, for following re-exports across modules."""

@@ -170,7 +170,8 @@ class Positions:
         return self._position(start, True), self._position(end, start == end)
 
     def start(self, node: cst.CSTNode) -> Position:
-        return self.range(node)[0]
+        # Asked of every call and function the facts record (their lines): their ends are not.
+        return self._position(self._ranges[id(node)][0], True)
 
 
 def _dropped_prefixes(source: str, generated: str) -> dict[int, int]:

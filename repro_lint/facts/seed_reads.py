@@ -74,6 +74,12 @@ class SeedReadsCollector:
     converted: set[tuple[str, str | None]] = field(default_factory=set)  # holders turned into mappings (`vars(args)`)
     _parsed: set[str] = field(default_factory=set)  # names bound to a parse result in this module
     _called: set[int] = field(default_factory=set)  # callee nodes: `np.random.seed` is no read
+    # Where the module binds no parse result (none of the parse methods is in its text), only the usual
+    # names hold an options object: a call handing over nothing under those keeps nothing.
+    _any_holder: bool = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._any_holder = any(method in self.context.source for method in _PARSE_METHODS)
 
     def handed_over_options(self) -> list[HandedOver]:
         """The hand-overs of an options object: held under a usual name, or a parse result's."""
@@ -120,10 +126,13 @@ class SeedReadsCollector:
         method = func.attr.value if isinstance(func, cst.Attribute) else None
         if (targets & _SINK_CALLS) or method in _SINK_METHODS:
             return
+        keyed = method in _KEY_METHODS or _GETATTR in targets
+        if not keyed and not targets & _WHOLE_CONVERTERS and (targets & _INERT_CALLS or not self._hands_over(node)):
+            return  # asked first: whether the call's value is used walks up its ancestors
         if not self._uses_value():
             return
         positional = [arg for arg in node.args if arg.keyword is None and not arg.star]
-        if method in _KEY_METHODS or _GETATTR in targets:
+        if keyed:
             at = 1 if _GETATTR in targets else 0
             key = literal(positional[at].value) if len(positional) > at else None
             if isinstance(key, str):
@@ -142,6 +151,11 @@ class SeedReadsCollector:
             holder = _holder(arg.value)
             if holder is not None:
                 self.handed_over.append(HandedOver(node, tuple(sorted(targets)), method, holder, self.function()))
+
+    def _hands_over(self, call: cst.Call) -> bool:
+        """Whether an argument of `call` may be an options object that `handed_over_options` keeps."""
+        holders = (_holder(arg.value) for arg in call.args)
+        return any(holders) if self._any_holder else any(holder in CONFIG_OBJECTS for holder in holders)
 
     def _uses_value(self) -> bool:
         """Whether the node being visited is read for its value: not an assignment's target, and not
