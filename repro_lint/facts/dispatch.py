@@ -37,9 +37,10 @@ def dispatch_scopes(call: cst.Call, targets: Collection[str], qualified_names: Q
     if any(target in calls or target.rpartition(".")[2] in terminal_names for target in targets):
         return frozenset({ANYTHING})
     func = call.func
-    if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Call) and qualified_names(func.value.func) & namespaces:
+    # Asked of every call: exact types (see names.py).
+    if type(func) is cst.Subscript and type(func.value) is cst.Call and qualified_names(func.value.func) & namespaces:  # type: ignore[attr-defined]
         return frozenset({module})
-    if isinstance(func, cst.Call) and qualified_names(func.func) & getters:
+    if type(func) is cst.Call and qualified_names(func.func) & getters:  # type: ignore[attr-defined]
         # Of an imported module or class (`getattr(models, args.arch)(...)`), by a name only known
         # when it runs; `getattr(self, ...)` picks among one object's own attributes.
         owner, name = argument(func, "o", 0), argument(func, "name", 1)

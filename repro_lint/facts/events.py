@@ -311,7 +311,7 @@ def assignment_events(target: cst.BaseExpression, value: cst.BaseExpression, tar
             yield Event("deterministic", line, "cudnn.deterministic = True")
         else:
             yield Event("nondeterministic", line, "cudnn.deterministic = False")
-    if isinstance(target, cst.Subscript) and _mentions_cublas(target):
+    if type(target) is cst.Subscript and _mentions_cublas(target):  # every assignment: exact types (see names.py)
         yield Event("cublas", line, "os.environ[...]")
 
 

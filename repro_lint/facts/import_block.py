@@ -55,9 +55,10 @@ def _is_neutral(statement: cst.CSTNode, first: bool) -> bool:
     the docstring, `sys.path` and `os.environ` changes, `__dunder__` assignments, and `if`/`try`/
     `with` blocks that import (`try: import apex`); other blocks may draw random numbers, which a
     seed added after the block would come too late for."""
-    if isinstance(statement, (cst.If, cst.Try, cst.With)):
+    kind = type(statement)  # asked of a module's statements up to its last import: exact types (see names.py)
+    if kind is cst.If or kind is cst.Try or kind is cst.With:
         return not _is_main_guard(statement) and _imports(statement)
-    if not isinstance(statement, cst.SimpleStatementLine):
+    if kind is not cst.SimpleStatementLine:
         return False
     if first and _is_docstring(statement):
         return True

@@ -61,7 +61,7 @@ class LaunchFinder:
     def bind(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         """`pool = Pool(4)`, `ctx = mp.get_context("spawn")`, `trainer = Trainer(args)`, and the
         same in `with ... as name:`."""
-        if not isinstance(target, cst.Name) or not isinstance(value, cst.Call):
+        if type(target) is not cst.Name or type(value) is not cst.Call:  # every assignment: exact types (see names.py)
             return
         key = (id(self.context.scopes[-1]), target.value)
         kind = self._object_kind(value)

@@ -573,8 +573,9 @@ class FactsCollector:
 
     def _config_field(self, node: cst.CSTNode, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         """`seed: Optional[int] = None` in a dataclass or config class body."""
-        in_class_body = bool(self.context.scopes) and isinstance(self.context.scopes[-1], cst.ClassDef)
-        if in_class_body and isinstance(target, cst.Name) and target.value.lower() in ("seed", "random_seed"):
+        # Asked of every assignment: exact types (see names.py).
+        in_class_body = bool(self.context.scopes) and type(self.context.scopes[-1]) is cst.ClassDef
+        if in_class_body and type(target) is cst.Name and target.value.lower() in ("seed", "random_seed"):  # type: ignore[attr-defined]
             field_default: cst.BaseExpression | None = value
             if isinstance(value, cst.Call) and (dotted_name(value.func) or "").endswith("field"):
                 given = argument(value, "default")

@@ -31,6 +31,7 @@ ScopeNode = cst.Module | cst.FunctionDef | cst.ClassDef | cst.Lambda
 SCOPE_TYPES = frozenset((cst.Module, cst.FunctionDef, cst.ClassDef, cst.Lambda))
 
 _BUILTINS = frozenset(dir(builtins))
+_ALIAS_VALUES = frozenset((cst.Name, cst.Attribute))  # what `x = value` makes `x` an alias of
 # A name bound in a scope: (id of the scope's node, name).
 _Binding = tuple[int, str]
 
@@ -179,13 +180,14 @@ class _BindingCollector:
             self._block(case.body)
 
     def _opaque(self, target: cst.BaseExpression) -> None:
-        if isinstance(target, cst.Name):
-            self.scope.opaque.add(target.value)
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            for element in target.elements:
+        kind = type(target)
+        if kind is cst.Name:
+            self.scope.opaque.add(target.value)  # type: ignore[attr-defined]
+        elif kind is cst.Tuple or kind is cst.List:
+            for element in target.elements:  # type: ignore[attr-defined]
                 self._opaque(element.value)
-        elif isinstance(target, cst.StarredElement):
-            self._opaque(target.value)
+        elif kind is cst.StarredElement:
+            self._opaque(target.value)  # type: ignore[attr-defined]
 
     def _import(self, node: cst.Import) -> None:
         for alias in node.names:
@@ -213,8 +215,8 @@ class _BindingCollector:
             self.scope.imports.setdefault(bound, set()).add(f"{module}.{name}")
 
     def _assign(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
-        if isinstance(target, cst.Name) and isinstance(value, (cst.Name, cst.Attribute)):
-            self.scope.aliases.setdefault(target.value, []).append(value)
+        if type(target) is cst.Name and type(value) in _ALIAS_VALUES:
+            self.scope.aliases.setdefault(target.value, []).append(value)  # type: ignore[attr-defined,arg-type]
         else:
             self._opaque(target)
 

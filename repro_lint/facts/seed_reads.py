@@ -22,6 +22,7 @@ import libcst as cst
 from repro_lint.facts.context import FileContext
 from repro_lint.facts.edits import literal
 from repro_lint.facts.seed_values import CONFIG_OBJECTS
+from repro_lint.facts.traversal import node_types
 from repro_lint.knowledge import load
 
 _DATA = load("seed_options.json")
@@ -34,7 +35,8 @@ _INERT_CALLS = frozenset(_DATA["inert_calls"])
 _GETATTR = "builtins.getattr"
 _KEY_METHODS = frozenset({"get", "pop", "setdefault"})
 # Where a read only decides whether code runs.
-_TESTS = (cst.If, cst.While, cst.IfExp, cst.Assert)
+_TESTS = frozenset((cst.If, cst.While, cst.IfExp, cst.Assert))
+_STATEMENTS = node_types(cst.BaseSmallStatement, cst.BaseCompoundStatement)
 # A command-line option in text (`python split.py --seed {}`): the text is a command another program runs.
 _COMMAND_OPTION = re.compile(r"(?:^|\s)--?[A-Za-z]")
 
@@ -168,14 +170,14 @@ class SeedReadsCollector:
                 return False
             if kind in (cst.AssignTarget, cst.Del) or (kind in (cst.AugAssign, cst.AnnAssign) and child is ancestor.target):
                 return False
-            if isinstance(ancestor, _TESTS) and child is ancestor.test:
+            if kind in _TESTS and child is ancestor.test:
                 return False
             if kind is cst.Call and child is not ancestor.func and _shows(ancestor, self.context):
                 return False
             template = _template(ancestor, child)
             if template is not None:
                 return _COMMAND_OPTION.search(template) is not None
-            if isinstance(ancestor, cst.BaseSmallStatement) or isinstance(ancestor, cst.BaseCompoundStatement):
+            if kind in _STATEMENTS:
                 return True
         return True
 
@@ -190,12 +192,14 @@ def _shows(call: cst.Call, context: FileContext) -> bool:
 def _template(node: cst.CSTNode, child: cst.CSTNode) -> str | None:
     """The text that `node` writes `child` into (an f-string, `"..." % x`, `"...".format(x)`),
     with `{}` for each value; None when `node` builds no text from it."""
-    if isinstance(node, cst.FormattedString):
+    # Asked of every ancestor of most calls: exact types (see names.py).
+    kind = type(node)
+    if kind is cst.FormattedString:
         return "".join(part.value if isinstance(part, cst.FormattedStringText) else "{}" for part in node.parts)
-    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo) and child is node.right:
+    if kind is cst.BinaryOperation and isinstance(node.operator, cst.Modulo) and child is node.right:
         text = node.left.evaluated_value if isinstance(node.left, cst.SimpleString) else None
         return text if isinstance(text, str) else None
-    if isinstance(node, cst.Call) and child is not node.func:
+    if kind is cst.Call and child is not node.func:
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value == "format" and isinstance(func.value, cst.SimpleString):
             text = func.value.evaluated_value
@@ -205,8 +209,9 @@ def _template(node: cst.CSTNode, child: cst.CSTNode) -> str | None:
 
 def _holder(node: cst.BaseExpression) -> str | None:
     """The name an expression holding an options object goes by: `args`, or `cfg` in `self.cfg`."""
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        return node.attr.value
+    kind = type(node)  # asked of every argument of most calls: exact types (see names.py)
+    if kind is cst.Name:
+        return node.value  # type: ignore[attr-defined,no-any-return]
+    if kind is cst.Attribute:
+        return node.attr.value  # type: ignore[attr-defined,no-any-return]
     return None

@@ -40,6 +40,20 @@ LEAVES: frozenset[type[cst.CSTNode]] = frozenset(
 _DISPATCH_VISIT, _DISPATCH_LEAVE = cst.CSTVisitor.on_visit, cst.CSTVisitor.on_leave
 
 
+def node_types(*bases: type[cst.CSTNode]) -> frozenset[type[cst.CSTNode]]:
+    """The node classes deriving from `bases`, for `type(node) in ...` where code asks it of most
+    nodes: `isinstance` against LibCST's abstract classes (their metaclass is ABCMeta) runs Python
+    code for every check that fails."""
+    found: set[type[cst.CSTNode]] = set()
+    waiting = list(bases)
+    while waiting:
+        node_type = waiting.pop()
+        if node_type not in found:
+            found.add(node_type)
+            waiting.extend(node_type.__subclasses__())
+    return frozenset(found)
+
+
 class Visitor(Protocol):
     def on_visit(self, node: cst.CSTNode) -> bool: ...
 
