@@ -12,7 +12,7 @@ import pytest
 from repro_lint.core.settings import Settings
 from repro_lint.facts.context import BatchedVisitor, FileContext
 from repro_lint.facts.names import SCOPE_TYPES
-from repro_lint.facts.traversal import LEAVES, SKIPPED, TRIVIA, children_fields, walk
+from repro_lint.facts.traversal import LEAVES, SKIPPED, TRIVIA, _hooks, children_fields, walk
 
 PACKAGE = Path(__file__).parent.parent / "repro_lint"
 
@@ -149,6 +149,27 @@ def test_walk_runs_a_visitors_methods_where_libcst_does(source: str) -> None:
     expected, walked = _visited_and_walked(source, MethodRecorder)
     assert any(kind == "visit_Call" for kind, _ in expected)
     assert walked == expected
+
+
+class CallRecorder(MethodRecorder):
+    """MethodRecorder's methods but for names (a method set to None is none, as LibCST takes it),
+    and one for integers only where they are left."""
+
+    visit_Name = None  # type: ignore[assignment]
+
+    def leave_Integer(self, original_node: cst.Integer) -> None:
+        self.events.append(("leave_Integer", id(original_node)))
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda source: source[:20])
+def test_walk_passes_by_the_leaves_a_visitor_has_no_method_for_and_runs_the_same_methods(source: str) -> None:
+    expected, walked = _visited_and_walked(source, CallRecorder)
+    assert any(kind == "visit_Call" for kind, _ in expected)
+    assert source is not EVERY_KIND_OF_SYNTAX or any(kind == "leave_Integer" for kind, _ in expected)
+    assert walked == expected
+    skipped = _hooks(CallRecorder())[2]
+    assert cst.Name in skipped and cst.SimpleString in skipped and cst.Integer not in skipped
+    assert cst.Name not in _hooks(MethodRecorder())[2]
 
 
 @pytest.mark.parametrize("source", SOURCES, ids=lambda source: source[:20])

@@ -76,41 +76,54 @@ def walk(node: cst.CSTNode, visitor: Visitor) -> None:
     _walk(node, *_hooks(visitor))
 
 
-def _walk(node: cst.CSTNode, on_visit: Callable[[cst.CSTNode], bool], on_leave: Callable[[cst.CSTNode], None]) -> None:
+def _walk(
+    node: cst.CSTNode, on_visit: Callable[[cst.CSTNode], bool], on_leave: Callable[[cst.CSTNode], None], skipped: frozenset[type]
+) -> None:
     if on_visit(node):
         fields = _ORDER.get(type(node))
         for name in children_fields(type(node)) if fields is None else fields:
             value = getattr(node, name)
             if type(value) is tuple or type(value) is list:
                 for child in value:
-                    if type(child) not in SKIPPED:
-                        _walk(child, on_visit, on_leave)
-            elif type(value) not in SKIPPED:
-                _walk(value, on_visit, on_leave)
+                    if type(child) not in skipped:
+                        _walk(child, on_visit, on_leave, skipped)
+            elif type(value) not in skipped:
+                _walk(value, on_visit, on_leave, skipped)
     on_leave(node)
 
 
-def _hooks(visitor: Visitor) -> tuple[Callable[[cst.CSTNode], bool], Callable[[cst.CSTNode], None]]:
-    """The visitor's `on_visit` and `on_leave`; where they are LibCST's, which format and look up a
-    method name at every node, the same dispatch with each node type's methods looked up once."""
+def _hooks(visitor: Visitor) -> tuple[Callable[[cst.CSTNode], bool], Callable[[cst.CSTNode], None], frozenset[type]]:
+    """The visitor's `on_visit` and `on_leave`, and the node types passed by; where the hooks are
+    LibCST's, which format and look up a method name at every node, the same dispatch with each
+    node type's methods looked up once, none run where it is `CSTVisitor`'s own (which does
+    nothing), and the leaves it has no method of its own for passed by (as `BatchedVisitor.traverse`
+    does: nothing would run at them)."""
     kind = type(visitor)
     if kind.on_visit is not _DISPATCH_VISIT or kind.on_leave is not _DISPATCH_LEAVE:
-        return visitor.on_visit, visitor.on_leave
+        return visitor.on_visit, visitor.on_leave, SKIPPED
     visits: dict[type[cst.CSTNode], Callable[[cst.CSTNode], object] | None] = {}
     leaves: dict[type[cst.CSTNode], Callable[[cst.CSTNode], object] | None] = {}
 
     def on_visit(node: cst.CSTNode) -> bool:
         kind = type(node)
-        method = visits[kind] if kind in visits else visits.setdefault(kind, getattr(visitor, f"visit_{kind.__name__}", None))
+        method = visits[kind] if kind in visits else visits.setdefault(kind, _own_method(visitor, f"visit_{kind.__name__}"))
         return method is None or method(node) is not False
 
     def on_leave(node: cst.CSTNode) -> None:
         kind = type(node)
-        method = leaves[kind] if kind in leaves else leaves.setdefault(kind, getattr(visitor, f"leave_{kind.__name__}", None))
+        method = leaves[kind] if kind in leaves else leaves.setdefault(kind, _own_method(visitor, f"leave_{kind.__name__}"))
         if method is not None:
             method(node)
 
-    return on_visit, on_leave
+    unvisited = {leaf for leaf in LEAVES if _own_method(visitor, f"visit_{leaf.__name__}") is None and _own_method(visitor, f"leave_{leaf.__name__}") is None}
+    return on_visit, on_leave, SKIPPED | unvisited
+
+
+def _own_method(visitor: object, name: str) -> Callable[[cst.CSTNode], object] | None:
+    """The visitor's method `name`; None where it has none, or only the one every `CSTVisitor` has,
+    which does nothing."""
+    method = getattr(type(visitor), name, None)
+    return None if method is None or method is getattr(cst.CSTVisitor, name, None) else getattr(visitor, name)
 
 
 def calls_in(node: cst.CSTNode) -> list[cst.Call]:
