@@ -12,6 +12,15 @@ import libcst as cst
 PACKAGE = Path(__file__).resolve().parents[1] / "repro_lint"
 
 
+def _classes(side: ast.expr) -> list[str]:
+    """The `cst.X` names `side` compares with: `cst.X` itself, or a tuple, list or set of them
+    (`frozenset((cst.A, cst.B))` too)."""
+    if isinstance(side, ast.Call) and isinstance(side.func, ast.Name) and side.func.id in ("frozenset", "set", "tuple") and len(side.args) == 1:
+        side = side.args[0]
+    parts = side.elts if isinstance(side, (ast.Tuple, ast.List, ast.Set)) else [side]
+    return [part.attr for part in parts if isinstance(part, ast.Attribute) and isinstance(part.value, ast.Name) and part.value.id == "cst"]
+
+
 def _compared_by_identity() -> dict[str, set[str]]:
     """The `cst.X` names compared with `is`, `is not`, `in` or `not in`, each with the files doing it."""
     found: dict[str, set[str]] = {}
@@ -27,11 +36,8 @@ def _compared_by_identity() -> dict[str, set[str]]:
             for side in node.comparators:
                 if isinstance(side, ast.Name) and side.id in constants:
                     side = constants[side.id]
-                if isinstance(side, ast.Call) and isinstance(side.func, ast.Name) and side.func.id == "node_types":
-                    continue  # every class deriving from those named, by construction
-                for part in ast.walk(side):
-                    if isinstance(part, ast.Attribute) and isinstance(part.value, ast.Name) and part.value.id == "cst":
-                        found.setdefault(part.attr, set()).add(path.relative_to(PACKAGE).as_posix())
+                for name in _classes(side):
+                    found.setdefault(name, set()).add(path.relative_to(PACKAGE).as_posix())
     return found
 
 
