@@ -249,3 +249,21 @@ def test_the_batched_traversal_runs_each_method_where_walk_would_with_the_same_s
     assert len(records[0]) > 50
     assert any(kind == "visit_Name" for kind, *_ in records[1]) == ("Name" in handled)
     assert records[1] == records[0]
+
+
+def test_a_visitor_class_made_for_one_walk_is_not_kept_by_the_dispatch_tables() -> None:
+    import gc
+    import weakref
+
+    from repro_lint.facts import traversal
+
+    class Once(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            pass
+
+    walk(cst.parse_module("f(x)\n"), Once())
+    assert Once in traversal._DISPATCH
+    gone = weakref.ref(Once)
+    del Once
+    gc.collect()
+    assert gone() is None

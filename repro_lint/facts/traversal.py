@@ -14,6 +14,7 @@ import inspect
 import re
 from collections.abc import Callable
 from typing import Protocol
+from weakref import WeakKeyDictionary
 
 import libcst as cst
 
@@ -95,35 +96,52 @@ def _walk(
 def _hooks(visitor: Visitor) -> tuple[Callable[[cst.CSTNode], bool], Callable[[cst.CSTNode], None], frozenset[type]]:
     """The visitor's `on_visit` and `on_leave`, and the node types passed by; where the hooks are
     LibCST's, which format and look up a method name at every node, the same dispatch with each
-    node type's methods looked up once, none run where it is `CSTVisitor`'s own (which does
-    nothing), and the leaves it has no method of its own for passed by (as `BatchedVisitor.traverse`
-    does: nothing would run at them)."""
+    node type's methods looked up once per visitor class, none run where it is `CSTVisitor`'s own
+    (which does nothing), and the leaves it has no method of its own for passed by (as
+    `BatchedVisitor.traverse` does: nothing would run at them)."""
     kind = type(visitor)
     if kind.on_visit is not _DISPATCH_VISIT or kind.on_leave is not _DISPATCH_LEAVE:
         return visitor.on_visit, visitor.on_leave, SKIPPED
-    visits: dict[type[cst.CSTNode], Callable[[cst.CSTNode], object] | None] = {}
-    leaves: dict[type[cst.CSTNode], Callable[[cst.CSTNode], object] | None] = {}
+    dispatch = _DISPATCH.get(kind)
+    if dispatch is None:
+        dispatch = _DISPATCH[kind] = _Dispatch(kind)
+    visits, leaves = dispatch.visits, dispatch.leaves
 
     def on_visit(node: cst.CSTNode) -> bool:
-        kind = type(node)
-        method = visits[kind] if kind in visits else visits.setdefault(kind, _own_method(visitor, f"visit_{kind.__name__}"))
-        return method is None or method(node) is not False
+        node_type = type(node)
+        method = visits[node_type] if node_type in visits else dispatch.method(kind, "visit_", node_type)
+        return method is None or method(visitor, node) is not False
 
     def on_leave(node: cst.CSTNode) -> None:
-        kind = type(node)
-        method = leaves[kind] if kind in leaves else leaves.setdefault(kind, _own_method(visitor, f"leave_{kind.__name__}"))
+        node_type = type(node)
+        method = leaves[node_type] if node_type in leaves else dispatch.method(kind, "leave_", node_type)
         if method is not None:
-            method(node)
+            method(visitor, node)
 
-    unvisited = {leaf for leaf in LEAVES if _own_method(visitor, f"visit_{leaf.__name__}") is None and _own_method(visitor, f"leave_{leaf.__name__}") is None}
-    return on_visit, on_leave, SKIPPED | unvisited
+    return on_visit, on_leave, dispatch.skipped
 
 
-def _own_method(visitor: object, name: str) -> Callable[[cst.CSTNode], object] | None:
-    """The visitor's method `name`; None where it has none, or only the one every `CSTVisitor` has,
-    which does nothing."""
-    method = getattr(type(visitor), name, None)
-    return None if method is None or method is getattr(cst.CSTVisitor, name, None) else getattr(visitor, name)
+class _Dispatch:
+    """The `visit_`/`leave_` functions of one visitor class by node type (None where it has none of
+    its own), and the node types its walks pass by. It holds no reference to the class, which would
+    keep it alive as a key of `_DISPATCH`."""
+
+    def __init__(self, kind: type) -> None:
+        self.visits: dict[type, Callable[..., object] | None] = {}
+        self.leaves: dict[type, Callable[..., object] | None] = {}
+        self.skipped = SKIPPED | {leaf for leaf in LEAVES if self.method(kind, "visit_", leaf) is None and self.method(kind, "leave_", leaf) is None}
+
+    def method(self, kind: type, prefix: str, node_type: type) -> Callable[..., object] | None:
+        name = prefix + node_type.__name__
+        found = getattr(kind, name, None)
+        if found is getattr(cst.CSTVisitor, name, None):
+            found = None  # CSTVisitor's own, which does nothing
+        (self.visits if prefix == "visit_" else self.leaves)[node_type] = found
+        return found
+
+
+# By visitor class; weakly, since some classes are made anew for each walk (`calls_in`).
+_DISPATCH: WeakKeyDictionary[type, _Dispatch] = WeakKeyDictionary()
 
 
 def calls_in(node: cst.CSTNode) -> list[cst.Call]:
