@@ -38,9 +38,9 @@ def dispatch_scopes(call: cst.Call, targets: Collection[str], qualified_names: Q
         return frozenset({ANYTHING})
     func = call.func
     # Asked of every call: exact types (see names.py).
-    if type(func) is cst.Subscript and type(func.value) is cst.Call and qualified_names(func.value.func) & namespaces:  # type: ignore[attr-defined]
+    if type(func) is cst.Subscript and type(func.value) is cst.Call and qualified_names(func.value.func) & namespaces:
         return frozenset({module})
-    if type(func) is cst.Call and qualified_names(func.func) & getters:  # type: ignore[attr-defined]
+    if type(func) is cst.Call and qualified_names(func.func) & getters:
         # Of an imported module or class (`getattr(models, args.arch)(...)`), by a name only known
         # when it runs; `getattr(self, ...)` picks among one object's own attributes.
         owner, name = argument(func, "o", 0), argument(func, "name", 1)

@@ -25,14 +25,14 @@ def argument(call: cst.Call, name: str, position: int | None = None) -> cst.Arg 
 
 def literal(node: cst.BaseExpression) -> object:
     """The value of a literal True/False/None, number or string; `...` (Ellipsis) when not a literal."""
-    kind = type(node)  # asked of most arguments and assigned values: exact types (see names.py)
-    if kind is cst.Name and node.value in ("True", "False", "None"):  # type: ignore[attr-defined]
-        return {"True": True, "False": False, "None": None}[node.value]  # type: ignore[attr-defined]
-    if kind is cst.Integer:
-        return int(node.value.replace("_", ""), 0)  # type: ignore[attr-defined]
-    if kind is cst.SimpleString:
-        return node.evaluated_value  # type: ignore[attr-defined]
-    if kind is cst.UnaryOperation and type(node.operator) is cst.Minus and type(node.expression) is cst.Integer:  # type: ignore[attr-defined]
+    # Asked of most arguments and assigned values: exact types (see names.py).
+    if type(node) is cst.Name and node.value in ("True", "False", "None"):
+        return {"True": True, "False": False, "None": None}[node.value]
+    if type(node) is cst.Integer:
+        return int(node.value.replace("_", ""), 0)
+    if type(node) is cst.SimpleString:
+        return node.evaluated_value
+    if type(node) is cst.UnaryOperation and type(node.operator) is cst.Minus and type(node.expression) is cst.Integer:
         return -int(node.expression.value.replace("_", ""), 0)
     return ...
 

@@ -575,7 +575,7 @@ class FactsCollector:
         """`seed: Optional[int] = None` in a dataclass or config class body."""
         # Asked of every assignment: exact types (see names.py).
         in_class_body = bool(self.context.scopes) and type(self.context.scopes[-1]) is cst.ClassDef
-        if in_class_body and type(target) is cst.Name and target.value.lower() in ("seed", "random_seed"):  # type: ignore[attr-defined]
+        if in_class_body and type(target) is cst.Name and target.value.lower() in ("seed", "random_seed"):
             field_default: cst.BaseExpression | None = value
             if isinstance(value, cst.Call) and (dotted_name(value.func) or "").endswith("field"):
                 given = argument(value, "default")

@@ -31,7 +31,6 @@ ScopeNode = cst.Module | cst.FunctionDef | cst.ClassDef | cst.Lambda
 SCOPE_TYPES = frozenset((cst.Module, cst.FunctionDef, cst.ClassDef, cst.Lambda))
 
 _BUILTINS = frozenset(dir(builtins))
-_ALIAS_VALUES = frozenset((cst.Name, cst.Attribute))  # what `x = value` makes `x` an alias of
 # A name bound in a scope: (id of the scope's node, name).
 _Binding = tuple[int, str]
 
@@ -180,14 +179,13 @@ class _BindingCollector:
             self._block(case.body)
 
     def _opaque(self, target: cst.BaseExpression) -> None:
-        kind = type(target)
-        if kind is cst.Name:
-            self.scope.opaque.add(target.value)  # type: ignore[attr-defined]
-        elif kind is cst.Tuple or kind is cst.List:
-            for element in target.elements:  # type: ignore[attr-defined]
+        if type(target) is cst.Name:
+            self.scope.opaque.add(target.value)
+        elif type(target) is cst.Tuple or type(target) is cst.List:
+            for element in target.elements:
                 self._opaque(element.value)
-        elif kind is cst.StarredElement:
-            self._opaque(target.value)  # type: ignore[attr-defined]
+        elif type(target) is cst.StarredElement:
+            self._opaque(target.value)
 
     def _import(self, node: cst.Import) -> None:
         for alias in node.names:
@@ -215,8 +213,8 @@ class _BindingCollector:
             self.scope.imports.setdefault(bound, set()).add(f"{module}.{name}")
 
     def _assign(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
-        if type(target) is cst.Name and type(value) in _ALIAS_VALUES:
-            self.scope.aliases.setdefault(target.value, []).append(value)  # type: ignore[attr-defined,arg-type]
+        if type(target) is cst.Name and (type(value) is cst.Name or type(value) is cst.Attribute):
+            self.scope.aliases.setdefault(target.value, []).append(value)
         else:
             self._opaque(target)
 

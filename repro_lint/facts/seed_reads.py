@@ -193,13 +193,12 @@ def _template(node: cst.CSTNode, child: cst.CSTNode) -> str | None:
     """The text that `node` writes `child` into (an f-string, `"..." % x`, `"...".format(x)`),
     with `{}` for each value; None when `node` builds no text from it."""
     # Asked of every ancestor of most calls: exact types (see names.py).
-    kind = type(node)
-    if kind is cst.FormattedString:
+    if type(node) is cst.FormattedString:
         return "".join(part.value if isinstance(part, cst.FormattedStringText) else "{}" for part in node.parts)
-    if kind is cst.BinaryOperation and isinstance(node.operator, cst.Modulo) and child is node.right:
+    if type(node) is cst.BinaryOperation and isinstance(node.operator, cst.Modulo) and child is node.right:
         text = node.left.evaluated_value if isinstance(node.left, cst.SimpleString) else None
         return text if isinstance(text, str) else None
-    if kind is cst.Call and child is not node.func:
+    if type(node) is cst.Call and child is not node.func:
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value == "format" and isinstance(func.value, cst.SimpleString):
             text = func.value.evaluated_value
@@ -209,9 +208,9 @@ def _template(node: cst.CSTNode, child: cst.CSTNode) -> str | None:
 
 def _holder(node: cst.BaseExpression) -> str | None:
     """The name an expression holding an options object goes by: `args`, or `cfg` in `self.cfg`."""
-    kind = type(node)  # asked of every argument of most calls: exact types (see names.py)
-    if kind is cst.Name:
-        return node.value  # type: ignore[attr-defined,no-any-return]
-    if kind is cst.Attribute:
-        return node.attr.value  # type: ignore[attr-defined,no-any-return]
+    # Asked of every argument of most calls: exact types (see names.py).
+    if type(node) is cst.Name:
+        return node.value
+    if type(node) is cst.Attribute:
+        return node.attr.value
     return None

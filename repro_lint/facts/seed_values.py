@@ -165,27 +165,26 @@ def _binds_for(parent: cst.CSTNode, child: cst.CSTNode, name: str) -> bool:
 
 def binds(statement: cst.CSTNode, name: str) -> bool:
     """Whether `statement`, once run, has bound `name` whichever way it went."""
-    kind = type(statement)  # asked of the statements before every seeding call: exact types (see names.py)
-    if kind is cst.SimpleStatementLine:
-        return any(binds(small, name) for small in statement.body)  # type: ignore[attr-defined]
-    if kind is cst.Assign:
-        return any(_target_binds(target.target, name) for target in statement.targets)  # type: ignore[attr-defined]
-    if kind is cst.AnnAssign:
-        return statement.value is not None and _target_binds(statement.target, name)  # type: ignore[attr-defined]
-    if kind is cst.AugAssign:
-        return _target_binds(statement.target, name)  # type: ignore[attr-defined]
-    if kind is cst.With:
+    # Asked of the statements before every seeding call: exact types (see names.py).
+    if type(statement) is cst.SimpleStatementLine:
+        return any(binds(small, name) for small in statement.body)
+    if type(statement) is cst.Assign:
+        return any(_target_binds(target.target, name) for target in statement.targets)
+    if type(statement) is cst.AnnAssign:
+        return statement.value is not None and _target_binds(statement.target, name)
+    if type(statement) is cst.AugAssign:
+        return _target_binds(statement.target, name)
+    if type(statement) is cst.With:
         return any(item.asname is not None and _target_binds(item.asname.name, name) for item in statement.items)
     return False
 
 
 def _target_binds(target: cst.BaseExpression, name: str) -> bool:
-    kind = type(target)
-    if kind is cst.Name:
-        return target.value == name  # type: ignore[attr-defined,no-any-return]
-    if kind is cst.Tuple or kind is cst.List:
-        return any(_target_binds(element.value, name) for element in target.elements)  # type: ignore[attr-defined]
-    if kind is cst.StarredElement:
-        return _target_binds(target.value, name)  # type: ignore[attr-defined]
+    if type(target) is cst.Name:
+        return target.value == name
+    if type(target) is cst.Tuple or type(target) is cst.List:
+        return any(_target_binds(element.value, name) for element in target.elements)
+    if type(target) is cst.StarredElement:
+        return _target_binds(target.value, name)
     return False
 
