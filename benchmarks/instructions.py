@@ -54,7 +54,9 @@ def instructions(build: Path, tree: Path, files: int, analyse: bool) -> int:
     """The instructions of the child process run with `build` (a folder holding `repro_lint`)."""
     environment = {**os.environ, "PYTHONPATH": str(build), "PYTHONHASHSEED": "0"}
     command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-c", _CHILD]
-    result = subprocess.run([*command, str(tree), str(files), "analyse" if analyse else "parse"], capture_output=True, text=True, env=environment)
+    # Run from the build's folder: `python -c` puts the working folder first on the path.
+    arguments = [*command, str(tree.resolve()), str(files), "analyse" if analyse else "parse"]
+    result = subprocess.run(arguments, capture_output=True, text=True, env=environment, cwd=build)
     found = _COLLECTED.search(result.stderr)
     if result.returncode != 0 or found is None:
         raise SystemExit(f"the count failed:\n{result.stderr[-2000:]}")

@@ -27,3 +27,18 @@ def test_a_build_counted_against_its_own_commit_counts_the_same():
     unchanged = subprocess.run(["git", "-C", str(ROOT), "diff", "--quiet", "HEAD", "--", "repro_lint"]).returncode == 0
     if unchanged:  # the same build, files and hash seed: the same count but for memory addresses
         assert abs(float(reference.group(2)) - 1) < 0.01
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind counts the instructions")
+def test_the_build_counted_is_the_one_given_not_the_working_folders(tmp_path, monkeypatch):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("instructions", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    instructions = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(instructions)
+    (tmp_path / "repro_lint").mkdir()
+    (tmp_path / "repro_lint" / "__init__.py").write_text("raise ImportError('the build given')\n")
+    monkeypatch.chdir(ROOT)  # where `repro_lint` could be imported from by mistake
+    with pytest.raises(SystemExit, match="the build given"):
+        instructions.instructions(tmp_path, ROOT / "examples", 1, analyse=False)
