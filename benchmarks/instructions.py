@@ -25,7 +25,8 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-# Run in the child, with the build to count first on its path.
+# Run in the child, from the build's folder: `python -c` puts the working folder first on the path,
+# so `repro_lint` is the build's, not the one installed.
 _CHILD = """
 import gc, random, sys
 from pathlib import Path
@@ -52,9 +53,8 @@ _COLLECTED = re.compile(r"Collected : (\d+)")
 
 def instructions(build: Path, tree: Path, files: int, analyse: bool) -> int:
     """The instructions of the child process run with `build` (a folder holding `repro_lint`)."""
-    environment = {**os.environ, "PYTHONPATH": str(build), "PYTHONHASHSEED": "0"}
+    environment = {**os.environ, "PYTHONHASHSEED": "0"}
     command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-c", _CHILD]
-    # Run from the build's folder: `python -c` puts the working folder first on the path.
     arguments = [*command, str(tree.resolve()), str(files), "analyse" if analyse else "parse"]
     result = subprocess.run(arguments, capture_output=True, text=True, env=environment, cwd=build)
     found = _COLLECTED.search(result.stderr)
