@@ -470,3 +470,36 @@ def test_imports_of_modules_outside_the_project_name_nothing_the_model_can_reach
     assert not project.names.outside("numpy")
     assert project.calls.resolve_symbol("helpers.np.random.seed", "train") == "vendor.numpy.random.seed"
     assert project.imported_modules("helpers") == ("vendor.numpy.random",)
+
+
+def test_a_methods_callers_include_the_methods_of_its_class_calling_its_name_on_any_object():
+    project = model(
+        {
+            "lib.py": """
+                class Saver:
+                    def save(self):
+                        self._state()
+
+                    def _state(self):
+                        pass
+
+                    class Inner:
+                        def flush(self):
+                            self._state()
+
+                class Other:
+                    def run(self):
+                        self._state()
+
+                    def _state(self):
+                        pass
+
+                def helper(obj):
+                    obj._state()
+            """,
+        }
+    )
+    # Only a method of the same class counts: not one of a nested class, of another class, or a function.
+    assert project.calls.callers("lib.Saver._state") == {"lib.Saver.save"}
+    assert project.calls.callers("lib.Other._state") == {"lib.Other.run"}
+    assert project.calls.callers("lib.Saver.Inner.flush") == frozenset()

@@ -76,6 +76,7 @@ class CallGraph:
         self._classes_built_cache: dict[str, tuple[str, ...]] = {}
         self._lineage_cache: dict[str, tuple[str, ...]] = {}
         self._methods_within_cache: dict[tuple[str, frozenset[str]], tuple[str, ...]] = {}
+        self._sibling_callers_cache: dict[str, dict[str, set[str]]] = {}
         # The project's functions by last name: those an unresolved `obj.method()` may reach.
         self.methods: dict[str, list[str]] = {}
         for qualname in sorted(functions):
@@ -469,13 +470,24 @@ class CallGraph:
         found = set(self._run_now_callers.get(function, ()))
         module = self.module_of_function.get(function)
         if module is not None and is_method(function, module):
-            owner, _, name = function.rpartition(".")
-            found.update(
-                sibling.qualname
-                for sibling in self.modules[module].functions
-                if sibling.qualname.rpartition(".")[0] == owner and any(unresolved_method(call) == name for call in sibling.calls)
-            )
+            found.update(self._sibling_callers(module).get(function, ()))
         return frozenset(found)
+
+    def _sibling_callers(self, module: str) -> dict[str, set[str]]:
+        """For each `Class.method` that a function of `module` defined beside it in the same class
+        may run through an unresolved `obj.method()`, those functions. A method's callers are asked
+        for each callee of a function running only in DataLoader workers: looking through its
+        siblings' calls each time was most of `worker_only` on transformers."""
+        found = self._sibling_callers_cache.get(module)
+        if found is None:
+            found = self._sibling_callers_cache[module] = {}
+            for sibling in self.modules[module].functions:
+                owner = sibling.qualname.rpartition(".")[0]
+                for call in sibling.calls:
+                    method = unresolved_method(call)
+                    if method is not None:
+                        found.setdefault(f"{owner}.{method}", set()).add(sibling.qualname)
+        return found
 
     @cached_property
     def worker_only(self) -> frozenset[str]:

@@ -299,7 +299,8 @@ class ProjectModel:
             found.extend(Located(entry, event) for event in entry.main_events)
         functions = self.processes.process_functions(program)
         # Guards matter only to seed events: the calls of a large program are many, its seeding functions few.
-        call_guards = self._call_guards(program, frozenset(name for name in functions if any(event.kind == "seed" for event in self.functions[name].events)))
+        seeding = self._seeding_functions
+        call_guards = self._call_guards(program, frozenset(name for name in functions if name in seeding))
         worker_only = self.calls.worker_only
         without_init = self._built_without_init(program, functions)
         for name in functions:
@@ -317,6 +318,11 @@ class ProjectModel:
         # module's facts is costly), and one event made alike in many modules would fill one bucket.
         unique = {(located.module.module, located.event): located for located in found}
         return sorted(unique.values(), key=lambda located: (located.module.module != entry, located.module.path, located.event.order))
+
+    @cached_property
+    def _seeding_functions(self) -> frozenset[str]:
+        """The functions that seed a generator themselves: asked of each program's functions."""
+        return frozenset(name for name, function in self.functions.items() if any(event.kind == "seed" for event in function.events))
 
     def _built_without_init(self, program: Program, functions: Collection[str]) -> frozenset[str]:
         """Functions of `program` that run only inside blocks that build modules without initialising
