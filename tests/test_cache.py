@@ -192,6 +192,29 @@ def test_declarations_touched_without_change_are_read_once_then_known_by_their_s
         assert _full(root) == fresh
 
 
+def test_a_pass_run_again_takes_the_declarations_of_the_run_before_where_their_files_are_unchanged(project, old_files, monkeypatch):
+    root = project({**TRAIN_ON_HELPERS, "requirements.txt": "torch==2.11.0\n"})
+    _full(root)
+    _edit(root, "models/net.py", "    return random_split", "    torch.manual_seed(0)\n    return random_split")
+    _runs_the_pass_again(root, monkeypatch)
+    _edit(root, "models/net.py", "torch.manual_seed(0)", "torch.manual_seed(1)\n    torch.manual_seed(2)")
+    expected = _full(root, use_cache=False)
+    with monkeypatch.context() as patched:
+        _undeclared(patched)
+        assert _full(root) == expected
+
+
+def test_a_pass_run_again_with_its_declarations_changed_reads_them(project, old_files, monkeypatch):
+    root = project({**TRAIN_ON_HELPERS, "requirements.txt": "torch==2.11.0\n"})
+    _full(root)
+    _edit(root, "models/net.py", "    return random_split", "    torch.manual_seed(0)\n    return random_split")
+    (root / "requirements.txt").write_text("torch==1.8.0\n")  # before 1.9, where workers reseed numpy
+    with monkeypatch.context() as patched:
+        read = _declarations_read(patched)
+        _runs_the_pass_again(root, monkeypatch)
+        assert root / "requirements.txt" in read
+
+
 @pytest.mark.parametrize(
     ("name", "text"),
     [

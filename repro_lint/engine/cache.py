@@ -137,10 +137,17 @@ class LastRun:
         self._files = files
         taken = time.time_ns()
         self._times: list[Stamp | None] = [stamp(path, taken) for _, _, path in files]
+        # The record as first read, or as this run stored it: read before the files are analysed,
+        # and again by the pass, which takes its declarations only where their files are unchanged.
+        self._recorded: RecordedRun | None = None
+        self._read = False
 
     def load(self) -> RecordedRun | None:
-        loaded = _load_record(self.path)
-        return loaded[1] if loaded is not None and loaded[0] == self._build else None
+        if not self._read:
+            loaded = _load_record(self.path)
+            self._recorded = loaded[1] if loaded is not None and loaded[0] == self._build else None
+            self._read = True
+        return self._recorded
 
     def known_digests(self, recorded: RecordedRun) -> list[bytes | None]:
         """Each file's text's hash where its size and times are the recorded ones, without reading it;
@@ -163,6 +170,7 @@ class LastRun:
     def store(self, recorded: RecordedRun) -> None:
         if self.writable:
             _store(self.folder, self.path, (self._build, recorded))
+            self._recorded, self._read = recorded, True
 
     def resolutions(self) -> ResolutionsRecord:
         """The record of what the last pass resolved, kept beside this one."""
