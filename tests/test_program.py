@@ -503,3 +503,40 @@ def test_a_methods_callers_include_the_methods_of_its_class_calling_its_name_on_
     assert project.calls.callers("lib.Saver._state") == {"lib.Saver.save"}
     assert project.calls.callers("lib.Other._state") == {"lib.Other.run"}
     assert project.calls.callers("lib.Saver.Inner.flush") == frozenset()
+
+
+def test_methods_an_unknown_objects_call_may_run_are_those_of_the_programs_modules():
+    project = model(
+        {
+            "a.py": "class A:\n    def step(self):\n        pass\n",
+            "b.py": "class B:\n    def step(self):\n        pass\n\n    def other(self):\n        pass\n",
+        }
+    )
+    calls = project.calls
+    assert calls.methods_within("step", frozenset({"a", "b"})) == ("a.A.step", "b.B.step")
+    assert calls.methods_within("step", frozenset({"b"})) == ("b.B.step",)
+    assert calls.methods_within("step", frozenset({"a", "b", "c"})) == ("a.A.step", "b.B.step")
+    assert calls.methods_within("missing", frozenset({"a"})) == ()
+
+
+def test_the_functions_linking_to_others_by_a_resolved_call_or_a_methods_name():
+    project = model(
+        {
+            "lib.py": """
+                def seed():
+                    pass
+
+                def setup():
+                    seed()
+
+                def run(trainer):
+                    trainer.fit()
+
+                def other():
+                    pass
+            """,
+        }
+    )
+    assert project.calls.linking_to({"lib.seed"}, ()) == {"lib.setup"}
+    assert project.calls.linking_to((), {"fit"}) == {"lib.run"}
+    assert project.calls.linking_to({"lib.other"}, {"missing"}) == set()

@@ -9,7 +9,7 @@ project pass asks the same questions once per rule and per program: each is answ
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import cached_property
 from typing import NamedTuple
 
@@ -76,6 +76,7 @@ class CallGraph:
         self._classes_built_cache: dict[str, tuple[str, ...]] = {}
         self._lineage_cache: dict[str, tuple[str, ...]] = {}
         self._methods_within_cache: dict[tuple[str, frozenset[str]], tuple[str, ...]] = {}
+        self._all_methods_cache: dict[str, tuple[str, ...]] = {}
         self._sibling_callers_cache: dict[str, dict[str, set[str]]] = {}
         # The project's functions by last name: those an unresolved `obj.method()` may reach.
         self.methods: dict[str, list[str]] = {}
@@ -182,9 +183,17 @@ class CallGraph:
         key = (method, within)
         found = self._methods_within_cache.get(key)
         if found is None:
-            found = self._methods_within_cache[key] = tuple(
-                name for name, module in self._methods_by_name.get(method, ()) if module in within
-            )
+            if self.method_modules.get(method, frozenset()) <= within:  # most, where programs share a library
+                found = self._all_methods_named(method)
+            else:
+                found = tuple(name for name, module in self._methods_by_name.get(method, ()) if module in within)
+            self._methods_within_cache[key] = found
+        return found
+
+    def _all_methods_named(self, method: str) -> tuple[str, ...]:
+        found = self._all_methods_cache.get(method)
+        if found is None:
+            found = self._all_methods_cache[method] = tuple(name for name, _ in self._methods_by_name.get(method, ()))
         return found
 
     def callees_run_now(self, call: CallFact, caller_module: str) -> tuple[str, ...]:
@@ -228,19 +237,9 @@ class CallGraph:
 
     def _follow_calls(self, entry: str, modules: tuple[str, ...]) -> list[str]:
         within = self.module_set(modules)
-
+        # The methods an unresolved `obj.method()` may run are the same wherever it is called: each
+        # name is followed once.
         methods_followed: set[str] = set()
-
-        def called(function: str) -> Iterator[str]:
-            # Each function's links taken whole: the walks of a large project's programs would
-            # otherwise resolve millions of calls one by one. The methods an unresolved
-            # `obj.method()` may run are the same wherever it is called: each name is followed once.
-            resolved, methods = self.links(function)
-            yield from resolved
-            for method in methods:
-                if method not in methods_followed:
-                    methods_followed.add(method)
-                    yield from self.methods_within(method, within)
 
         def resolved_only(function: str) -> tuple[str, ...]:
             return self.links(function)[0]
@@ -258,7 +257,7 @@ class CallGraph:
                     own.extend(self.callees(call, module, within))
             else:
                 on_import.extend(self.on_load(module)[0])
-        found = sorted({*reach(own, called), *reach(on_import, resolved_only)})
+        found = sorted(self._reach_by_links(own, within, methods_followed).union(reach(on_import, resolved_only)))
         followed: set[str] = set()
         while True:  # each scope is followed once: the loop ends when no new one is reached
             new = self._dispatch_scopes(entry, found) - followed - {ANYTHING}
@@ -266,7 +265,28 @@ class CallGraph:
                 return found
             followed |= new
             known = set(found)
-            found = found + [name for name in reach(self._functions_in(new, within), called) if name not in known]
+            found = found + [name for name in sorted(self._reach_by_links(self._functions_in(new, within), within, methods_followed)) if name not in known]
+
+    def _reach_by_links(self, roots: list[str], within: frozenset[str], methods_followed: set[str]) -> set[str]:
+        """`roots` and the functions they call, transitively, through each one's links taken whole
+        (resolving its calls one by one for every program of a large project would resolve millions),
+        an unresolved `obj.method()` leading to the methods of that name in the modules `within`,
+        each name followed once for all the walks sharing `methods_followed`. A loop of its own, not
+        `reach` with a generator per function: a walk of diffusers' 263 programs reaches a million."""
+        seen: set[str] = set()
+        stack = list(roots)
+        while stack:
+            name = stack.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            resolved, methods = self.links(name)
+            stack.extend(resolved)
+            for method in methods:
+                if method not in methods_followed:
+                    methods_followed.add(method)
+                    stack.extend(self.methods_within(method, within))
+        return seen
 
     def on_load(self, module: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """The project functions `module`'s top-level calls resolve to, and the project classes they
@@ -488,6 +508,32 @@ class CallGraph:
                     if method is not None:
                         found.setdefault(f"{owner}.{method}", set()).add(sibling.qualname)
         return found
+
+    def linking_to(self, functions: Iterable[str], methods: Iterable[str]) -> set[str]:
+        """The project functions whose links (`links`) resolve to one of `functions`, or name one of
+        `methods` in an unresolved `obj.method()`: asked of every program, where looking through
+        each of its functions' links took most of a pass on diffusers' 263 programs."""
+        resolved_to, methods_named = self._linked_from
+        found: set[str] = set()
+        for function in functions:
+            found.update(resolved_to.get(function, ()))
+        for method in methods:
+            found.update(methods_named.get(method, ()))
+        return found
+
+    @cached_property
+    def _linked_from(self) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+        """`links` reversed: for each function, those resolving a call to it; for each method name,
+        those calling an unknown object's method of that name."""
+        resolved_to: dict[str, set[str]] = {}
+        methods_named: dict[str, set[str]] = {}
+        for name in self.functions:
+            resolved, methods = self.links(name)
+            for callee in resolved:
+                resolved_to.setdefault(callee, set()).add(name)
+            for method in methods:
+                methods_named.setdefault(method, set()).add(name)
+        return resolved_to, methods_named
 
     @cached_property
     def worker_only(self) -> frozenset[str]:

@@ -248,7 +248,17 @@ class ProjectModel:
         )
 
     def programs_reaching(self, module: str) -> Iterator[Program]:
-        return (program for program in self.programs if module in program.modules)
+        return iter(self._programs_by_module.get(module, ()))
+
+    @cached_property
+    def _programs_by_module(self) -> dict[str, list[Program]]:
+        """The programs holding each module, in the order of `programs`: asked for modules by the
+        hundred, where a program's modules are thousands (diffusers: 263 programs of 1,013)."""
+        found: dict[str, list[Program]] = {}
+        for program in self.programs:
+            for module in program.modules:
+                found.setdefault(module, []).append(program)
+        return found
 
     # What a program does ------------------------------------------------------------------------
 
@@ -266,16 +276,12 @@ class ProjectModel:
             # and only in functions whose links name one: a large program's functions make hundreds
             # of thousands of calls, most into libraries, and its seeding functions are few.
             methods = {name.rpartition(".")[2] for name in seeding}
-
-            def may_seed(function: str) -> bool:
-                resolved, unresolved = self.calls.links(function)
-                return not seeding.isdisjoint(resolved) or not methods.isdisjoint(unresolved)
-
+            may_seed = self.calls.linking_to(seeding, methods)
             groups = self.processes.process_roots(program)
             groups.extend(
                 (self.calls.module_of_function[name], self.calls.linking_calls(name))
                 for name in (self.processes.process_functions(program) if callers is None else callers)
-                if may_seed(name)
+                if name in may_seed
             )
             for module, calls in groups:
                 for call, resolved, method in self.calls.reaching_calls(module, calls):
@@ -304,12 +310,15 @@ class ProjectModel:
         worker_only = self.calls.worker_only
         without_init = self._built_without_init(program, functions)
         for name in functions:
+            events = self.functions[name].events
+            if not events:  # most functions: a large program's walk reaches thousands
+                continue
             module = self.modules[self.calls.module_of_function[name]]
             guard = call_guards.get(name)
             in_worker = name in worker_only
             found.extend(
                 Located(module, replace(event, guard=event.guard or guard) if event.kind == "seed" else replace(event, in_worker=True) if in_worker else event)
-                for event in self.functions[name].events
+                for event in events
                 if not (event.kind == "init" and name in without_init)
             )
         found.extend(self._framework_subclass_seeds(program))
@@ -336,37 +345,53 @@ class ProjectModel:
         inside: set[str] = set()
         outside: set[str] = set()
         # Each function is followed at most twice: once reached inside such a block, once outside.
-        stack: list[tuple[str, bool]] = [(name, False) for name in (program.worker.functions if program.worker is not None else ())]
+        # Two stacks of names, not one of (name, inside) pairs: most of a large program is reached
+        # outside only, by plain links, and the sets reached do not depend on the order followed.
+        to_inside: list[str] = []
+        to_outside: list[str] = list(program.worker.functions) if program.worker is not None else []
 
         # What an unresolved `obj.method()` may run is the same wherever it is called, and runs
         # outside: each method name is followed once.
         methods_followed: set[str] = set()
 
         def follow(leads: Iterable[tuple[str, bool]], methods: Iterable[str]) -> None:
-            stack.extend(leads)
+            for callee, in_block in leads:
+                (to_inside if in_block else to_outside).append(callee)
             for method in methods:
                 if method not in methods_followed:
                     methods_followed.add(method)
-                    stack.extend((callee, False) for callee in self.calls.methods_within(method, within))
+                    to_outside.extend(self.calls.methods_within(method, within))
 
         for module, calls in self.processes.process_roots(program):
             edges = self._init_edges(module, calls)
             follow(edges.outside, edges.methods)
-        while stack:
-            name, in_block = stack.pop()
-            seen = inside if in_block else outside
-            if name not in seen:
-                seen.add(name)
-                if not in_block and name not in functions_there:
+        while to_outside or to_inside:
+            while to_outside:
+                name = to_outside.pop()
+                if name in outside:
+                    continue
+                outside.add(name)
+                if name in functions_there:
+                    edges = self._function_edges(name)
+                    follow(edges.outside, edges.methods)
+                else:
                     # Outside any block, and opening none: its calls lead where its links do, outside.
                     resolved, methods = self.calls.links(name)
-                    follow(((callee, False) for callee in resolved), methods)
-                    continue
-                edges = self._function_init_edges.get(name)
-                if edges is None:
-                    edges = self._function_init_edges[name] = self._init_edges(self.calls.module_of_function[name], self.calls.linking_calls(name))
-                follow(edges.inside if in_block else edges.outside, edges.methods)
+                    to_outside.extend(resolved)
+                    follow((), methods)
+            if to_inside:
+                name = to_inside.pop()
+                if name not in inside:
+                    inside.add(name)
+                    edges = self._function_edges(name)
+                    follow(edges.inside, edges.methods)
         return frozenset(inside - outside)
+
+    def _function_edges(self, name: str) -> _InitEdges:
+        edges = self._function_init_edges.get(name)
+        if edges is None:
+            edges = self._function_init_edges[name] = self._init_edges(self.calls.module_of_function[name], self.calls.linking_calls(name))
+        return edges
 
     def _init_edges(self, module: str, calls: Sequence[CallFact]) -> _InitEdges:
         """Where `calls` lead, for `_built_without_init`: a callee a call runs before it returns
@@ -392,7 +417,9 @@ class ProjectModel:
         finding (REP108), a seed that only a name-only guess reaches (a vendored Trainer the program
         never builds) does not count."""
         known = self.functions_known_to_run(program) & set(self.processes.process_functions(program))
-        seeding = frozenset(name for name in known if any(event.kind == "seed" and event.rng == rng for event in self.functions[name].events))
+        seeding = frozenset(
+            name for name in known if name in self._seeding_functions and any(event.kind == "seed" and event.rng == rng for event in self.functions[name].events)
+        )
         guards = self._call_guards(program, seeding, sorted(known))
         found = []
         for located in self.events(program):
