@@ -77,6 +77,7 @@ class CallGraph:
         self._lineage_cache: dict[str, tuple[str, ...]] = {}
         self._methods_within_cache: dict[tuple[str, frozenset[str]], tuple[str, ...]] = {}
         self._all_methods_cache: dict[str, tuple[str, ...]] = {}
+        self._module_level_calls_cache: dict[tuple[str, ...], list[Calls]] = {}
         self._sibling_callers_cache: dict[str, dict[str, set[str]]] = {}
         # The project's functions by last name: those an unresolved `obj.method()` may reach.
         self.methods: dict[str, list[str]] = {}
@@ -219,7 +220,10 @@ class CallGraph:
         return groups
 
     def module_level_calls(self, modules: tuple[str, ...]) -> list[Calls]:
-        return [(module, self.modules[module].module_calls) for module in sorted(modules)]
+        found = self._module_level_calls_cache.get(modules)
+        if found is None:  # asked several times per program, each of thousands of modules
+            found = self._module_level_calls_cache[modules] = [(module, self.modules[module].module_calls) for module in sorted(modules)]
+        return list(found)
 
     def walk(self, entry: str, modules: tuple[str, ...]) -> list[str]:
         """Project functions that may run when `entry` runs (its program's modules being `modules`),
@@ -233,7 +237,17 @@ class CallGraph:
     def dispatches_anything(self, entry: str, modules: tuple[str, ...]) -> bool:
         """Whether `entry`'s program reaches a call that may run anything (`hydra.utils.instantiate`):
         past it the call graph cannot be followed."""
-        return ANYTHING in self.modules[entry].dispatches_on_load or any(ANYTHING in self.functions[name].dispatches for name in self.walk(entry, modules))
+        return ANYTHING in self.modules[entry].dispatches_on_load or not self._dispatching_anything.isdisjoint(self.walk(entry, modules))
+
+    @cached_property
+    def _dispatching_anything(self) -> frozenset[str]:
+        return frozenset(name for name, function in self.functions.items() if ANYTHING in function.dispatches)
+
+    @cached_property
+    def _dispatching(self) -> frozenset[str]:
+        """The functions making calls that choose at run time what they run: few, where a program's
+        walk reaches thousands."""
+        return frozenset(name for name, function in self.functions.items() if function.dispatches)
 
     def _follow_calls(self, entry: str, modules: tuple[str, ...]) -> list[str]:
         within = self.module_set(modules)
@@ -303,7 +317,7 @@ class CallGraph:
     def _dispatch_scopes(self, entry: str, found: Iterable[str]) -> set[str]:
         """Where the calls that choose at run time what they run, made by `entry`'s code or the
         functions `found`, may find it."""
-        return {*self.modules[entry].dispatches_on_load, *(scope for name in found for scope in self.functions[name].dispatches)}
+        return {*self.modules[entry].dispatches_on_load, *(scope for name in self._dispatching.intersection(found) for scope in self.functions[name].dispatches)}
 
     def _functions_in(self, scopes: set[str], within: frozenset[str]) -> list[str]:
         return [
@@ -650,6 +664,7 @@ class _BuiltWalk:
         self.built: set[str] = set()
         self.called: set[str] = set()
         self._pending: list[str] = []
+        self._named: dict[str, frozenset[str]] = {}  # the methods of each name in `within`
 
     def reach(self, function: str) -> None:
         if function not in self.found:
@@ -678,7 +693,18 @@ class _BuiltWalk:
 
     def call(self, method: str, own_classes: tuple[str, ...]) -> None:
         """`obj.method()` on an unknown object: a method of that name of a class built so far or of
-        the caller's own class."""
+        the caller's own class. A name called before has been answered by every class built since
+        (`build`): only the caller's own classes may add a method, which spares looking through all
+        the methods of a common name (diffusers' `forward`s) at each of its calls."""
+        if method in self.called:
+            if own_classes:
+                named = self._named.get(method)
+                if named is None:
+                    named = self._named[method] = frozenset(self.graph.methods_within(method, self.within))
+                for owner in own_classes:
+                    if (candidate := f"{owner}.{method}") in named:
+                        self.reach(candidate)
+            return
         self.called.add(method)
         for candidate in self.graph.methods_within(method, self.within):
             owner = candidate.rpartition(".")[0]

@@ -68,6 +68,7 @@ class ProjectModel:
         self._imported_modules_cache: dict[str, tuple[str, ...]] = {}
         self._events_cache: dict[str, list[Located]] = {}
         self._function_init_edges: dict[str, _InitEdges] = {}
+        self._root_init_edges: dict[tuple[str, int], _InitEdges] = {}
         # By module and the identity of a tuple of calls of its facts, which live as long as the model.
         self._framework_seeds_cache: dict[tuple[str, int], tuple[Event, ...]] = {}
         self._kinds: dict[str, frozenset[str]] = {}
@@ -363,7 +364,10 @@ class ProjectModel:
                     to_outside.extend(self.calls.methods_within(method, within))
 
         for module, calls in self.processes.process_roots(program):
-            edges = self._init_edges(module, calls)
+            key = (module, id(calls))  # the facts' calls, which live as long as the model: the same in every program
+            edges = self._root_init_edges.get(key)
+            if edges is None:
+                edges = self._root_init_edges[key] = self._init_edges(module, calls)
             follow(edges.outside, edges.methods)
         while to_outside or to_inside:
             while to_outside:
