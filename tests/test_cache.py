@@ -205,14 +205,14 @@ def test_a_pass_run_again_takes_the_declarations_of_the_run_before_where_their_f
 
 
 def test_a_pass_run_again_with_its_declarations_changed_reads_them(project, old_files, monkeypatch):
-    root = project({**TRAIN_ON_HELPERS, "requirements.txt": "torch==2.11.0\n"})
-    _full(root)
-    _edit(root, "models/net.py", "    return random_split", "    torch.manual_seed(0)\n    return random_split")
-    (root / "requirements.txt").write_text("torch==1.8.0\n")  # before 1.9, where workers reseed numpy
-    with monkeypatch.context() as patched:
-        read = _declarations_read(patched)
-        _runs_the_pass_again(root, monkeypatch)
-        assert root / "requirements.txt" in read
+    root = project({"train.py": DETERMINISTIC_ON_CUDA, "requirements.txt": "torch==2.1.0\n"})
+    assert "REP304" in [code for _, _, code, _ in _lint(root)]  # CUBLAS_WORKSPACE_CONFIG is needed before 2.10
+    _edit(root, "train.py", "    torch.manual_seed(0)", "    helper()\n    torch.manual_seed(0)")
+    _edit(root, "train.py", "def train():", "def helper():\n    torch.cuda.manual_seed(1)\n\ndef train():")
+    (root / "requirements.txt").write_text("torch==2.12.0\n")
+    expected = _lint(root, use_cache=False)
+    assert "REP304" not in [code for _, _, code, _ in expected]
+    assert _lint(root) == expected  # the pass runs again (the helper seeds), and reads them again
 
 
 @pytest.mark.parametrize(
