@@ -219,8 +219,8 @@ class CallGraph:
         return groups
 
     def module_level_calls(self, modules: tuple[str, ...]) -> list[Calls]:
-        # Each module's pair made once: asked several times per program, each of a thousand modules
-        # or more, and kept per program they took 17 MB on diffusers.
+        # Each module's pair is made once and shared: asked several times per program, each of a
+        # thousand modules or more.
         pairs = self._module_level_pairs
         return [pairs[module] for module in sorted(modules)]
 
@@ -240,11 +240,8 @@ class CallGraph:
     def dispatches_anything(self, entry: str, modules: tuple[str, ...]) -> bool:
         """Whether `entry`'s program reaches a call that may run anything (`hydra.utils.instantiate`):
         past it the call graph cannot be followed."""
-        return ANYTHING in self.modules[entry].dispatches_on_load or not self._dispatching_anything.isdisjoint(self.walk(entry, modules))
-
-    @cached_property
-    def _dispatching_anything(self) -> frozenset[str]:
-        return frozenset(name for name, function in self.functions.items() if ANYTHING in function.dispatches)
+        reached = self._dispatching.intersection(self.walk(entry, modules))
+        return ANYTHING in self.modules[entry].dispatches_on_load or any(ANYTHING in self.functions[name].dispatches for name in reached)
 
     @cached_property
     def _dispatching(self) -> frozenset[str]:
