@@ -540,3 +540,37 @@ def test_the_functions_linking_to_others_by_a_resolved_call_or_a_methods_name():
     assert project.calls.linking_to({"lib.seed"}, ()) == {"lib.setup"}
     assert project.calls.linking_to((), {"fit"}) == {"lib.run"}
     assert project.calls.linking_to({"lib.other"}, {"missing"}) == set()
+
+
+def test_the_functions_reaching_others_follow_resolved_calls_and_any_method_of_a_name():
+    project = model(
+        {
+            "lib.py": """
+                class Loop:
+                    def fit(self):
+                        train()
+
+                def train():
+                    pass
+
+                def fit():
+                    pass
+
+                def by_method(loop):
+                    loop.fit()
+
+                def outer(loop):
+                    by_method(loop)
+
+                def by_function_name():
+                    fit()
+
+                def unrelated(obj):
+                    obj.other()
+            """,
+        }
+    )
+    # `loop.fit()` may be `Loop.fit`, which calls `train`; the module-level `fit` is no method, and
+    # calling it reaches nothing.
+    assert project.calls.reaching({"lib.train"}) == {"lib.train", "lib.Loop.fit", "lib.by_method", "lib.outer"}
+    assert project.calls.reaching({"lib.fit"}) == {"lib.fit", "lib.by_function_name"}

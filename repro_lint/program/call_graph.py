@@ -535,6 +535,27 @@ class CallGraph:
             found.update(methods_named.get(method, ()))
         return found
 
+    def reaching(self, functions: Iterable[str]) -> frozenset[str]:
+        """`functions` and the project functions whose links lead to one of them, transitively, where
+        an unresolved `obj.method()` may be any method of its name in the project: a superset of what
+        any program's walk reaches. Walked over `linking_to`'s reverse index, each method name once."""
+        resolved_to, methods_named = self._linked_from
+        seen = set(functions)
+        stack = list(seen)
+        methods_seen: set[str] = set()
+        while stack:
+            name = stack.pop()
+            callers: Iterable[str] = resolved_to.get(name, ())
+            method = name.rpartition(".")[2]
+            if method not in methods_seen and is_method(name, self.module_of_function[name]):
+                methods_seen.add(method)
+                callers = (*callers, *methods_named.get(method, ()))
+            for caller in callers:
+                if caller not in seen:
+                    seen.add(caller)
+                    stack.append(caller)
+        return frozenset(seen)
+
     @cached_property
     def _linked_from(self) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
         """`links` reversed: for each function, those resolving a call to it; for each method name,

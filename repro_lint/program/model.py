@@ -21,7 +21,7 @@ from repro_lint.core.graphs import closure
 from repro_lint.facts.callers_choice import chosen_names
 from repro_lint.facts.events import Event, tables
 from repro_lint.facts.module_facts import CallFact, ClassFacts, FunctionFacts, ModuleFacts
-from repro_lint.program.call_graph import IMPLICIT_METHODS, CallGraph, Resolutions, is_method, unresolved_method
+from repro_lint.program.call_graph import IMPLICIT_METHODS, CallGraph, Resolutions, unresolved_method
 from repro_lint.program.declared import Declared
 from repro_lint.program.module_names import ModuleNames
 from repro_lint.program.processes import Processes
@@ -185,20 +185,9 @@ class ProjectModel:
 
     @cached_property
     def _may_reach_training(self) -> frozenset[str]:
-        """Functions from which a training function may be reached when `obj.method()` may be any
-        method of that name in the project: a superset of what any program's walk reaches."""
-        # An unresolved `obj.m()` reaches every method named `m`: one node stands for them all, so the
-        # graph has an edge per call and per method instead of one per pair.
-        callers: dict[str, set[str]] = {}
-        for name in self.functions:
-            if is_method(name, self.calls.module_of_function[name]):
-                callers.setdefault(name, set()).add(_ANY_METHOD + name.rpartition(".")[2])
-            resolved, methods = self.calls.links(name)  # which the programs' walks take again
-            for callee in (*resolved, *(_ANY_METHOD + method for method in methods)):
-                callers.setdefault(callee, set()).add(name)
-        # A function that chooses at run time what it runs may run any of them, training among them.
-        reaching = closure({name for name, function in self.functions.items() if function.trains or function.dispatches}, callers)
-        return frozenset(name for name in reaching if not name.startswith(_ANY_METHOD))
+        """Functions from which a training function may be reached (`CallGraph.reaching`). A function
+        that chooses at run time what it runs may run any of them, training among them."""
+        return self.calls.reaching(name for name, function in self.functions.items() if function.trains or function.dispatches)
 
     @cached_property
     def _importing_training_loaders(self) -> frozenset[str]:
@@ -604,7 +593,6 @@ class ProjectModel:
         return cached
 
 
-_ANY_METHOD = "*."  # no qualified name starts so
 _ENTRY = "entry"
 # The method whose calls, whatever they resolve to, decide the "epochs_unset" requirement.
 _SET_EPOCH = "set_epoch"
