@@ -746,16 +746,21 @@ class _BuiltWalk:
                 self.call(method, ())
 
     def run(self) -> None:
-        while self._pending:
-            function = self._pending.pop()
-            resolved, methods = self.graph.links(function)
+        # `reach` written out: a walk of diffusers' 263 programs reaches a million functions.
+        graph, found, pending = self.graph, self.found, self._pending
+        while pending:
+            function = pending.pop()
+            resolved, methods = graph.links(function)
             for callee in resolved:
-                self.reach(callee)
-            for cls in self.graph.classes_built(function):
+                if callee not in found:
+                    found.add(callee)
+                    pending.append(callee)
+            for cls in graph.classes_built(function):
                 self.build(cls)
-            own = self.graph.own_classes(function)
-            for method in methods:
-                self.call(method, own)
+            if methods:
+                own = graph.own_classes(function)
+                for method in methods:
+                    self.call(method, own)
 
 
 def reach(stack: list[str], called: Callable[[str], Iterable[str]]) -> list[str]:

@@ -268,10 +268,10 @@ class ProjectModel:
             methods = {name.rpartition(".")[2] for name in seeding}
             may_seed = self.calls.linking_to(seeding, methods)
             groups = self.processes.process_roots(program)
+            # In any order: the guards found are sets.
             groups.extend(
                 (self.calls.module_of_function[name], self.calls.linking_calls(name))
-                for name in (self.processes.process_functions(program) if callers is None else callers)
-                if name in may_seed
+                for name in may_seed.intersection(self.processes.process_functions(program) if callers is None else callers)
             )
             for module, calls in groups:
                 for call, resolved, method in self.calls.reaching_calls(module, calls):
@@ -289,20 +289,19 @@ class ProjectModel:
         return cached
 
     def _collect_events(self, program: Program) -> list[Located]:
+        # Of a large program's thousands of modules and functions, few hold events: those are taken
+        # from the sets of the project's that do, in any order (the list is sorted on a total key).
         entry = self.modules[program.entry.module]
-        found = [Located(self.modules[module], event) for module in program.modules for event in self.modules[module].module_events]
+        found = [Located(self.modules[module], event) for module in self._loading_with_events.intersection(program.modules) for event in self.modules[module].module_events]
         if program.worker is None:
             found.extend(Located(entry, event) for event in entry.main_events)
         functions = self.processes.process_functions(program)
         # Guards matter only to seed events: the calls of a large program are many, its seeding functions few.
-        seeding = self._seeding_functions
-        call_guards = self._call_guards(program, frozenset(name for name in functions if name in seeding))
+        call_guards = self._call_guards(program, self._seeding_functions.intersection(functions))
         worker_only = self.calls.worker_only
         without_init = self._built_without_init(program, functions)
-        for name in functions:
+        for name in self._with_events.intersection(functions):
             events = self.functions[name].events
-            if not events:  # most functions: a large program's walk reaches thousands
-                continue
             module = self.modules[self.calls.module_of_function[name]]
             guard = call_guards.get(name)
             in_worker = name in worker_only
@@ -317,6 +316,16 @@ class ProjectModel:
         # module's facts is costly), and one event made alike in many modules would fill one bucket.
         unique = {(located.module.module, located.event): located for located in found}
         return sorted(unique.values(), key=lambda located: (located.module.module != entry, located.module.path, located.event.order))
+
+    @cached_property
+    def _loading_with_events(self) -> frozenset[str]:
+        """The modules whose module-level code has events."""
+        return frozenset(module for module, facts in self.modules.items() if facts.module_events)
+
+    @cached_property
+    def _with_events(self) -> frozenset[str]:
+        """The functions that have events."""
+        return frozenset(name for name, function in self.functions.items() if function.events)
 
     @cached_property
     def _seeding_functions(self) -> frozenset[str]:
@@ -411,9 +420,9 @@ class ProjectModel:
         never builds) does not count."""
         known = self.functions_known_to_run(program) & set(self.processes.process_functions(program))
         seeding = frozenset(
-            name for name in known if name in self._seeding_functions and any(event.kind == "seed" and event.rng == rng for event in self.functions[name].events)
+            name for name in self._seeding_functions.intersection(known) if any(event.kind == "seed" and event.rng == rng for event in self.functions[name].events)
         )
-        guards = self._call_guards(program, seeding, sorted(known))
+        guards = self._call_guards(program, seeding, known)
         found = []
         for located in self.events(program):
             if located.event.kind != "seed" or located.event.rng != rng:
