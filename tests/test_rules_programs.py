@@ -369,6 +369,40 @@ def test_rep108_follows_the_branch_a_seeding_call_is_in(project, seeding, expect
     assert codes(root, "REP101,REP108") == expected
 
 
+SEEDING_METHOD = """
+    import argparse
+    import torch
+
+    class Seeder:
+        def seed_all(self, seed):
+            torch.manual_seed(seed)
+
+    def main(args, seeder):
+        if args.seed is not None:
+            Seeder.seed_all(seeder, args.seed)
+{other}
+        torch.nn.Linear(2, 2)(torch.ones(2)).sum().backward()
+
+    if __name__ == "__main__":
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--seed", type=int)
+        main(parser.parse_args(), Seeder())
+"""
+
+
+@pytest.mark.parametrize(
+    ("other", "expected"),
+    [
+        # Called by its name on an unknown object, unguarded: the default run is seeded.
+        ("        else:\n            seeder.seed_all(0)", []),
+        ("", ["REP108"]),
+    ],
+)
+def test_a_seeding_methods_calls_by_name_count_for_its_guard(project, other, expected):
+    root = project({"train.py": SEEDING_METHOD.replace("{other}\n", other + "\n" if other else "")})
+    assert codes(root, "REP101,REP108") == expected
+
+
 @pytest.mark.parametrize("default", [", default=0", ", required=True"])
 def test_seed_option_with_a_value_is_fine(project, default):
     assert codes(project({"train.py": GUARDED.replace("{default}", default)}), "REP101,REP108") == []

@@ -71,6 +71,7 @@ class ProjectModel:
         self._root_init_edges: dict[tuple[str, int], _InitEdges] = {}
         # By module and the identity of a tuple of calls of its facts, which live as long as the model.
         self._framework_seeds_cache: dict[tuple[str, int], tuple[Event, ...]] = {}
+        self._calls_to_seeding_cache: dict[tuple[str, int], tuple[tuple[CallFact, tuple[str, ...], str | None], ...]] = {}
         self._kinds: dict[str, frozenset[str]] = {}
         # Views the rules build over the model (the checkpoints), kept with it and freed with it: a
         # module-level table keyed by the model, weakly or not, kept every model of a --fix run alive
@@ -274,11 +275,27 @@ class ProjectModel:
                 for name in may_seed.intersection(self.processes.process_functions(program) if callers is None else callers)
             )
             for module, calls in groups:
-                for call, resolved, method in self.calls.reaching_calls(module, calls):
+                for call, resolved, method in self._calls_to_seeding(module, calls):
                     for callee in resolved or (self.calls.methods_within(method, within) if method in methods else ()):
                         if callee in seeding:
                             guards[callee].add(call.guard)
         return {name: next(iter(found)) if len(found) == 1 else None for name, found in guards.items()}
+
+    def _calls_to_seeding(self, module: str, calls: Sequence[CallFact]) -> tuple[tuple[CallFact, tuple[str, ...], str | None], ...]:
+        """Of `calls`' `reaching_calls`, those that may reach a function seeding a generator itself:
+        resolved to one, or an unresolved `obj.method()` of a seeding method's name. Every program
+        asks about the module-level calls of each of its modules, hundreds of thousands in a project
+        whose programs share a library (diffusers), and few of them may seed."""
+        key = (module, id(calls))  # as `reaching_calls` keeps them: the same calls in every program
+        found = self._calls_to_seeding_cache.get(key)
+        if found is None:
+            seeding, methods = self._seeding_functions, self._seeding_methods
+            found = self._calls_to_seeding_cache[key] = tuple(
+                reaching
+                for reaching in self.calls.reaching_calls(module, calls)
+                if (not seeding.isdisjoint(reaching[1]) if reaching[1] else reaching[2] in methods)
+            )
+        return found
 
     def events(self, program: Program) -> list[Located]:
         """Everything that may happen in `program`, entry module first, then by path and line. An
@@ -328,6 +345,11 @@ class ProjectModel:
         return frozenset(name for name, function in self.functions.items() if function.events)
 
     @cached_property
+    def _seeding_methods(self) -> frozenset[str]:
+        """The last names of the functions seeding a generator themselves."""
+        return frozenset(name.rpartition(".")[2] for name in self._seeding_functions)
+
+    @cached_property
     def _seeding_functions(self) -> frozenset[str]:
         """The functions that seed a generator themselves: asked of each program's functions."""
         return frozenset(name for name, function in self.functions.items() if any(event.kind == "seed" for event in function.events))
@@ -352,6 +374,7 @@ class ProjectModel:
         # What an unresolved `obj.method()` may run is the same wherever it is called, and runs
         # outside: each method name is followed once.
         methods_followed: set[str] = set()
+        links, methods_within = self.calls.links, self.calls.methods_within
 
         def follow(leads: Iterable[tuple[str, bool]], methods: Iterable[str]) -> None:
             for callee, in_block in leads:
@@ -359,7 +382,7 @@ class ProjectModel:
             for method in methods:
                 if method not in methods_followed:
                     methods_followed.add(method)
-                    to_outside.extend(self.calls.methods_within(method, within))
+                    to_outside.extend(methods_within(method, within))
 
         for module, calls in self.processes.process_roots(program):
             key = (module, id(calls))  # the facts' calls, which live as long as the model: the same in every program
@@ -377,10 +400,14 @@ class ProjectModel:
                     edges = self._function_edges(name)
                     follow(edges.outside, edges.methods)
                 else:
-                    # Outside any block, and opening none: its calls lead where its links do, outside.
-                    resolved, methods = self.calls.links(name)
+                    # Outside any block, and opening none: its calls lead where its links do, outside
+                    # (most of a program: `follow` written out).
+                    resolved, methods = links(name)
                     to_outside.extend(resolved)
-                    follow((), methods)
+                    for method in methods:
+                        if method not in methods_followed:
+                            methods_followed.add(method)
+                            to_outside.extend(methods_within(method, within))
             if to_inside:
                 name = to_inside.pop()
                 if name not in inside:
