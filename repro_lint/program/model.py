@@ -291,9 +291,9 @@ class ProjectModel:
         if found is None:
             seeding, methods = self._seeding_functions, self._seeding_methods
             found = self._calls_to_seeding_cache[key] = tuple(
-                reaching
-                for reaching in self.calls.reaching_calls(module, calls)
-                if (not seeding.isdisjoint(reaching[1]) if reaching[1] else reaching[2] in methods)
+                (call, resolved, method)
+                for call, resolved, method in self.calls.reaching_calls(module, calls)
+                if (not seeding.isdisjoint(resolved) if resolved else method in methods)
             )
         return found
 
@@ -401,13 +401,11 @@ class ProjectModel:
                     follow(edges.outside, edges.methods)
                 else:
                     # Outside any block, and opening none: its calls lead where its links do, outside
-                    # (most of a program: `follow` written out).
+                    # (most of a program, whose functions mostly call no method by name).
                     resolved, methods = links(name)
                     to_outside.extend(resolved)
-                    for method in methods:
-                        if method not in methods_followed:
-                            methods_followed.add(method)
-                            to_outside.extend(methods_within(method, within))
+                    if methods:
+                        follow((), methods)
             if to_inside:
                 name = to_inside.pop()
                 if name not in inside:
