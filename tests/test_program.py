@@ -207,10 +207,11 @@ CALLS = {
             torch.multiprocessing.spawn(os.getpid, nprocs=2)
     """,
 }
-# A library's functions, a builtin, a method no project function is named, and `spawn` itself (not
-# what it starts in other processes, also a call on its line: even a library's function started so
-# decides how the program's own process is walked).
-INERT_LINES = [10, 11, 12, 13, 19, 20]
+# A library's functions, a method no project function is named, and `spawn` itself (not what it
+# starts in other processes, also a call on its line: even a library's function started so decides
+# how the program's own process is walked). A builtin's call (`print`, line 12) is not among the
+# facts at all (`test_calls_no_project_follows_are_left_out_of_the_facts`).
+INERT_LINES = [10, 11, 13, 19, 20]
 
 
 def test_calls_the_pass_cannot_see_are_inert():
@@ -222,6 +223,49 @@ def test_calls_the_pass_cannot_see_are_inert():
     everywhere = frozenset(project.modules)
     for call in inert:  # what the model itself makes of them: nothing
         assert project.calls.callees(call, "train", everywhere) == () and project.calls.callees_run_now(call, "train") == ()
+
+
+# Project files named as the builtins module, which Python finds before any file on its path.
+BUILTIN_CALLS = {
+    "builtins.py": "def print(*args):\n    return 0\n",
+    "pkg/__init__.py": "",
+    "pkg/builtins.py": "def len(x):\n    return 0\n",
+    "train.py": """\
+        import builtins
+
+        HANDLERS = {}
+
+
+        def main(items):
+            print(len(items))
+            builtins.print("x")
+            HANDLERS["a"](items)
+            sorted(items, key=len)
+            dict.fromkeys(items)
+            items.sort()
+            main(items)
+    """,
+}
+
+
+def test_calls_no_project_follows_are_left_out_of_the_facts():
+    """A call naming only builtins (`print`, `key=len` handed over), or nothing (`HANDLERS["a"](x)`),
+    and calling no method, is inert in every project: the facts leave it out, and no project module
+    named `builtins` is what such a name denotes. A call of a method stays, as the pass reads some
+    by their name whatever they resolve to (`set_epoch`)."""
+    project = model(BUILTIN_CALLS)
+    calls = project.functions["train.main"].calls
+    assert [(call.line, call.targets, call.method) for call in calls] == [
+        (8, ("builtins.print",), "print"),
+        (11, ("builtins.dict.fromkeys",), "fromkeys"),
+        (12, (), "sort"),
+        (13, ("train.main",), None),
+    ]
+    for importer in (None, "train", "pkg.other"):
+        assert project.names.resolve("builtins", importer) is None
+        assert project.names.split("builtins.len", importer) is None
+    assert project.names.outside("builtins.print") and not project.names.outside("pkg.builtins.len")
+    assert "builtins" not in project.program_modules("train")
 
 
 # Names a project module may or may not give: its variables, definitions, submodules, names it binds

@@ -4,6 +4,15 @@ LibCST."""
 
 from __future__ import annotations
 
+# Names no statement binds are the builtins module's (`builtins.open`), which the interpreter holds:
+# Python finds it before any file on its path, so no project module is what such a name denotes.
+BUILTINS = "builtins"
+
+
+def is_builtin(name: str) -> bool:
+    """Whether the dotted `name` is the builtins module or in it."""
+    return name.partition(".")[0] == BUILTINS
+
 
 def absolute_module(module: str, level: int, package: str) -> str | None:
     """The absolute name of `from <level dots><module> import ...` inside `package`."""

@@ -51,8 +51,6 @@ _DOTTED_REST = re.compile(rf"{_DOTTED_PART}(?:\.{_DOTTED_PART})*")
 _ALIAS = re.compile(rf"({_DOTTED_PART}(?:\s*\.\s*{_DOTTED_PART})*)(?:\s+as\s+({_DOTTED_PART}))?")
 _DOTTED = re.compile(rf"(?<![\w.]){_DOTTED_PART}(?:\.{_DOTTED_PART})+")
 _SPACE = re.compile(r"\s+")
-# Names no statement binds are the builtins' (`builtins.open`): a project module may be named so.
-_ALWAYS = ("builtins",)
 
 
 @dataclass(frozen=True)
@@ -185,7 +183,7 @@ def references(text: str, module: str, is_package: bool, names: ModuleNames) -> 
     if "\\" in text:
         text = _CONTINUED.sub(" ", text)
     package = module if is_package else module.rpartition(".")[0]
-    dotted: set[str] = set(_ALWAYS)
+    dotted: set[str] = set()
     bindings: dict[str, set[str]] = {}
     stars: set[str] = set()
     for base, imported in _imports(text, package):

@@ -8,13 +8,14 @@ is collected here, in the same traversal that runs the local rules.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Collection, Hashable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 import libcst as cst
 
 from repro_lint.core.findings import Edit
+from repro_lint.core.imports import is_builtin
 from repro_lint.core.records import pickled_by_constructor
 from repro_lint.core.source import Line, Position
 from repro_lint.facts.checkpoint_collector import module_checkpoints
@@ -140,6 +141,15 @@ SEED_OPTIONS, LOADERS, CHECKPOINTS, ARGUMENTS = "seed options", "loaders", "chec
 def events_of_kind(kind: str) -> str:
     """The kind of place that a module's events of `kind` (Event.kind) are."""
     return f"{kind} events"
+
+
+def _inert(targets: Collection[str]) -> bool:
+    """Whether a call of no method (or a function handed over) naming `targets` is one the project
+    pass follows in no project (`program.model.is_inert`): it names nothing (`handlers[kind](x)`), or
+    only builtins, which the interpreter itself defines (`ModuleNames` resolves no project module
+    for them). Such calls are left out of the facts: the main process holds every module's calls,
+    and a quarter of transformers' were these (`len`, `isinstance`, `getattr`)."""
+    return all(map(is_builtin, targets))
 
 
 def seeds_after_calls(rng: str) -> str:
@@ -497,7 +507,8 @@ class FactsCollector:
         if body is not None:
             guard = self._guard()
             no_init = self._builds_without_init()
-            body.calls.append((node, tuple(sorted(targets)), method, guard, False, None, no_init, False))
+            if method is not None or not _inert(targets):
+                body.calls.append((node, tuple(sorted(targets)), method, guard, False, None, no_init, False))
             body.trains |= is_training_call(node, targets) and not does_not_train(self.context, self.path)
             body.dispatches |= dispatch_scopes(node, targets, self.context.qualified_names, self.context.module_name)
             # Functions handed over by name (`callbacks=[seed_all]`) may run too; a worker_init_fn
@@ -512,7 +523,7 @@ class FactsCollector:
                         body.calls.append((node, launch.targets, None, guard, True, launch, no_init, False))
                     elif isinstance(arg.value, (cst.Name, cst.Attribute)):
                         referenced = self.context.qualified_names(arg.value)
-                        if referenced:
+                        if referenced and not _inert(referenced):
                             body.calls.append((node, tuple(sorted(referenced)), None, guard, True, None, no_init, bool(targets & _WRAPPERS)))
         method = self._open[-1].node.name.value if self._open and self._class_names else None
         self._record(node, [*call_events(node, targets, 0, self._seed_helpers, method), *environment_call_events(node, 0)])

@@ -22,7 +22,7 @@ from typing import Any
 
 import libcst as cst
 
-from repro_lint.core.imports import absolute_module
+from repro_lint.core.imports import BUILTINS, absolute_module
 from repro_lint.core.stack_memo import StackMemo, Steps
 
 ScopeNode = cst.Module | cst.FunctionDef | cst.ClassDef | cst.Lambda
@@ -304,7 +304,7 @@ class NameResolver:
             found = yield (id(node), name)
             return frozenset(f"{qualified}{suffix}" for qualified in found) if suffix else found
         if name in _BUILTINS:
-            return frozenset({f"builtins.{name}{suffix}"})
+            return frozenset({f"{BUILTINS}.{name}{suffix}"})
         # Bound by no statement of the module: a member of a module it star-imports, if any
         # (`from models import *` then `ResNet18()`), which the project pass resolves further.
         return frozenset(f"{module}.{name}{suffix}" for module in self._scope(chain[-1]).star_modules)

@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from functools import cached_property
 
+from repro_lint.core.imports import is_builtin
+
 
 class ModuleNames:
     def __init__(self, modules: Iterable[str]) -> None:
@@ -23,6 +25,8 @@ class ModuleNames:
         return self._cache[key]
 
     def _resolve(self, name: str, importer: str | None) -> str | None:
+        if is_builtin(name):  # found before any project file
+            return None
         if importer is not None:
             folder = importer.rpartition(".")[0]
             if folder and f"{folder}.{name}" in self.modules:
@@ -62,7 +66,7 @@ class ModuleNames:
         anything in one: its first part is no part of any project module's name (which any of the
         ways `resolve` matches would need). An import of such a module adds nothing the project pass
         can follow."""
-        return name.partition(".")[0] not in self._parts
+        return is_builtin(name) or name.partition(".")[0] not in self._parts
 
     @cached_property
     def _parts(self) -> frozenset[str]:
