@@ -66,7 +66,7 @@ class ModuleNames:
         anything in one: its first part is no part of any project module's name (which any of the
         ways `resolve` matches would need). An import of such a module adds nothing the project pass
         can follow."""
-        return is_builtin(name) or name.partition(".")[0] not in self._parts
+        return name.partition(".")[0] not in self._parts
 
     @cached_property
     def _parts(self) -> frozenset[str]:
