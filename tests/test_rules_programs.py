@@ -90,6 +90,16 @@ def test_helper_defined_but_never_called_does_not_seed(project):
     assert codes(root, "REP101") == ["REP101"]
 
 
+def test_a_project_file_named_builtins_is_not_what_builtins_call(project):
+    """Python finds the builtins module before any file on its path: the `print` a program calls is
+    never a project's `builtins.py`, however that file seeds."""
+    root = project({
+        "builtins.py": "import torch\n\n\ndef print(*args):\n    torch.manual_seed(0)\n",
+        "train.py": 'import torch\n\nif __name__ == "__main__":\n    print("start")\n    torch.nn.Linear(2, 2)(torch.ones(2)).sum().backward()\n',
+    })
+    assert findings(root, "REP101") == [("train.py", 3, "REP101")]
+
+
 LOADER_MAIN = "import torch\nfrom torch.utils.data import DataLoader, RandomSampler\n\nif __name__ == '__main__':\n    {seed}loader = {loader}\n    {late}for batch in loader:\n        print(batch)\n"
 
 
