@@ -523,7 +523,7 @@ class FactsCollector:
                         body.calls.append((node, launch.targets, None, guard, True, launch, no_init, False))
                     elif isinstance(arg.value, (cst.Name, cst.Attribute)):
                         referenced = self.context.qualified_names(arg.value)
-                        if referenced and not _inert(referenced):
+                        if not _inert(referenced):  # naming nothing is inert too
                             body.calls.append((node, tuple(sorted(referenced)), None, guard, True, None, no_init, bool(targets & _WRAPPERS)))
         method = self._open[-1].node.name.value if self._open and self._class_names else None
         self._record(node, [*call_events(node, targets, 0, self._seed_helpers, method), *environment_call_events(node, 0)])
